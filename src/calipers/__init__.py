@@ -1,0 +1,101 @@
+"""calipers: measure, explain and improve the calibration of probabilistic predictions.
+
+Every calibration error is one pipeline (lens -> selection -> estimator of
+E[target | score] -> divergence -> aggregate; see ``calibration_error``); the
+named metrics (``ece``, ``ace``, ``sce``, ``tace``, ...) are presets of it, and
+proper scores (``accuracy``, ``nll``, ``brier``) and their decompositions sit
+beside it.
+
+Examples
+--------
+>>> import calipers as cp
+>>> probs = [[0.9, 0.1], [0.8, 0.2], [0.3, 0.7]]
+>>> labels = [0, 1, 1]
+>>> round(cp.ece(probs, labels), 4), round(cp.nll(probs, labels), 4)
+(0.4, 0.6905)
+"""
+
+from __future__ import annotations
+
+from .binning import BinStatistics, EqualMass, EqualWidth, FixedEdges, KDTree, bin_statistics
+from .calibration_error import SliceStatistics, binned_statistics, calibration_error
+from .decomposition import corp_decomposition, murphy_decomposition
+from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
+from .lenses import canonical, classwise, grouping, single_class, top_k, top_label
+from .metrics import (
+    ace,
+    bin_averaged_ece,
+    ce_p,
+    classwise_ece,
+    cwce_p,
+    ece,
+    full_ece,
+    group_ece,
+    interval_calibration_error,
+    mce,
+    rmsce,
+    sce,
+    tace,
+    tce_p,
+    top_k_ece,
+)
+from .scores import accuracy, brier, nll
+from .selection import LabelSelection, ScoreInterval, threshold
+from .validation import CalibrationInputError, Predictions, check_predictions
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    # pipeline
+    "calibration_error",
+    "binned_statistics",
+    "SliceStatistics",
+    "BinStatistics",
+    "bin_statistics",
+    "EqualWidth",
+    "EqualMass",
+    "FixedEdges",
+    "KDTree",
+    "Lp",
+    "TVD",
+    "KL",
+    "Bregman",
+    "InterInterval",
+    "Mahalanobis",
+    "top_label",
+    "top_k",
+    "classwise",
+    "single_class",
+    "canonical",
+    "grouping",
+    "LabelSelection",
+    "ScoreInterval",
+    "threshold",
+    # named metrics
+    "ece",
+    "mce",
+    "rmsce",
+    "bin_averaged_ece",
+    "sce",
+    "ace",
+    "tace",
+    "classwise_ece",
+    "top_k_ece",
+    "full_ece",
+    "group_ece",
+    "interval_calibration_error",
+    "tce_p",
+    "cwce_p",
+    "ce_p",
+    # scores
+    "accuracy",
+    "nll",
+    "brier",
+    "murphy_decomposition",
+    "corp_decomposition",
+    # validation
+    "check_predictions",
+    "Predictions",
+    "CalibrationInputError",
+]

@@ -1,0 +1,84 @@
+"""Minimal array-namespace helpers shared by the numerical core.
+
+calipers accepts NumPy arrays (and array-likes) and PyTorch tensors. The heavy
+passes over the prediction matrix (validation, arg-max, gathers, per-bin sums)
+run in the caller's namespace and on the caller's device; only per-bin totals
+(O(number of bins)) are moved to NumPy for the final arithmetic. This module
+is the one place that knows how to do each of those few operations in each
+namespace, so the rest of the package stays namespace-agnostic.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+Array = Any  # numpy.ndarray or torch.Tensor
+
+
+def is_torch(x: object) -> bool:
+    """Return True when ``x`` is a PyTorch tensor (without importing torch)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def to_numpy(x: Array) -> np.ndarray:
+    """Return a NumPy view/copy of ``x`` (detached, on the CPU)."""
+    if is_torch(x):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def as_float64_numpy(x: Array) -> np.ndarray:
+    """NumPy float64 version of ``x`` (used for O(bins) totals only)."""
+    return np.asarray(to_numpy(x), dtype=np.float64)
+
+
+def wrap_scalar(value: float, like: Array) -> Any:
+    """Return ``value`` as a Python float, or a 0-d tensor on ``like``'s device."""
+    if is_torch(like):
+        import torch
+
+        return torch.tensor(value, dtype=torch.float64, device=like.device)
+    return float(value)
+
+
+def argmax_rows(x: Array) -> Array:
+    """Arg-max of each row; ties resolve to the lowest class index."""
+    if is_torch(x):
+        # torch.argmax does not document its tie rule on every device; the
+        # "first maximum" rule is enforced explicitly: max, then the first
+        # column equal to it.
+        import torch
+
+        mx = x.max(dim=1, keepdim=True).values
+        idx = (x == mx).to(torch.uint8).argmax(dim=1)
+        return idx
+    return np.argmax(x, axis=1)
+
+
+def take_rows(x: Array, idx: Array) -> Array:
+    """``x[i, idx[i]]`` for every row ``i``."""
+    if is_torch(x):
+        return x.gather(1, idx.reshape(-1, 1)).reshape(-1)
+    return np.take_along_axis(x, idx.reshape(-1, 1), axis=1).reshape(-1)
+
+
+def weighted_bincount(ids: Array, weights: Array | None, minlength: int) -> np.ndarray:
+    """Float64 totals of ``weights`` (or counts) per integer id, as NumPy."""
+    if is_torch(ids):
+        import torch
+
+        w = None if weights is None else weights.to(torch.float64)
+        out = torch.bincount(ids, weights=w, minlength=minlength)
+        return as_float64_numpy(out)[:minlength]
+    if weights is None:
+        return np.bincount(ids, minlength=minlength).astype(np.float64)[:minlength]
+    return np.bincount(ids, weights=weights, minlength=minlength)[:minlength]
+
+
+def float_dtype_of(x: Array) -> Any:
+    """The floating dtype in which ``x`` is stored (float16/32/64)."""
+    return x.dtype

@@ -1,0 +1,251 @@
+"""Lenses: which calibration condition is measured (seed 001 §3.2, §4.2).
+
+A lens maps validated predictions to one or more *slices* of (score, target)
+pairs. A slice whose scores are 1-D is a Bernoulli problem (score = a
+probability, target in {0, 1}); a slice with ``d`` columns compares vectors on
+the simplex. Lenses that look at several classes one at a time (class-wise)
+yield one slice per class; the pipeline aggregates the per-slice errors.
+
+===================  ========================================================
+lens                 scores -> targets
+===================  ========================================================
+``top_label``        max_k p_k -> 1{argmax = y} (Guo et al. 2017; seed 001 eq. 2)
+``top_k(k)``         (p_(1), ..., p_(k), 1 - sum) -> (y at those classes, rest)
+                     (seed 001 eq. 4, with the remainder column)
+``classwise``        for every class c: p_c -> 1{y = c} (one slice per class)
+``single_class(c)``  p_c -> 1{y = c} (seed 001 App. A.1)
+``canonical``        the whole vector p -> one-hot(y) (the "full" condition)
+``grouping(G)``      group sums of p -> group one-hot (seed 001 eq. 5-6)
+``binary``           P(y = 1) -> 1{y = 1} (positive-class reliability)
+===================  ========================================================
+
+Examples
+--------
+>>> import numpy as np
+>>> from calipers.validation import check_predictions
+>>> from calipers.lenses import get_lens
+>>> P = check_predictions(np.array([[0.7, 0.2, 0.1], [0.3, 0.3, 0.4]]), [0, 1])
+>>> [s.scores.tolist() for s in get_lens("top_label")(P)]
+[[0.7, 0.4]]
+>>> [s.targets.tolist() for s in get_lens("top_label")(P)]
+[[1.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._backend import Array, is_torch
+from .validation import CalibrationInputError, Predictions
+
+__all__ = [
+    "LensSlice",
+    "Lens",
+    "top_label",
+    "top_k",
+    "classwise",
+    "single_class",
+    "canonical",
+    "grouping",
+    "binary",
+    "get_lens",
+]
+
+
+@dataclass(frozen=True)
+class LensSlice:
+    """One (score, target) problem produced by a lens.
+
+    Attributes
+    ----------
+    scores : array, shape (m,) or (m, d)
+    targets : array, same shape as ``scores``
+    labels : array, shape (m,)
+        The original class labels of the rows (for label selection).
+    weights : array, shape (m,), or None
+    name : str
+        What the slice is (e.g. ``"class 3"``).
+    """
+
+    scores: Array
+    targets: Array
+    labels: Array
+    weights: Array | None
+    name: str = ""
+
+    def subset(self, mask: Array) -> LensSlice:
+        """The rows where ``mask`` is True."""
+        return LensSlice(
+            self.scores[mask],
+            self.targets[mask],
+            self.labels[mask],
+            None if self.weights is None else self.weights[mask],
+            self.name,
+        )
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.scores.shape[0])
+
+
+Lens = Callable[[Predictions], Iterator[LensSlice]]
+
+
+def _float_like(mask: Array, like: Array) -> Array:
+    if is_torch(mask):
+        return mask.to(like.dtype)
+    return mask.astype(like.dtype)
+
+
+def _onehot(labels: Array, k: int, like: Array) -> Array:
+    if is_torch(labels):
+        import torch
+
+        return torch.nn.functional.one_hot(labels, k).to(like.dtype)
+    out = np.zeros((labels.shape[0], k), dtype=like.dtype)
+    out[np.arange(labels.shape[0]), labels] = 1
+    return out
+
+
+def top_label(P: Predictions) -> Iterator[LensSlice]:
+    """Top-label (confidence) lens: max probability vs correctness.
+
+    Seed 001 eq. 2 / Guo et al. (2017). Ties in the arg-max go to the lowest
+    class index; a binary ``p`` is read as ``[1 - p, p]``.
+    """
+    pred, conf = P.top_label()
+    correct = _float_like(pred == P.labels, conf)
+    yield LensSlice(conf, correct, P.labels, P.sample_weight, "top-label")
+
+
+def top_k(k: int) -> Lens:
+    """Top-k lens of seed 001 eq. 4, with the remainder column.
+
+    Scores are the ``k`` largest probabilities in decreasing order (ties: lower
+    class index first) followed by ``1 - sum``; targets are the one-hot label at
+    those classes followed by ``1 - sum`` (1 when the label is not among them).
+    ``top_k(1)`` with the TVD divergence equals the usual ECE.
+    """
+    if int(k) != k or k < 1:
+        raise CalibrationInputError(f"k must be a positive integer; got {k!r}")
+
+    def lens(P: Predictions) -> Iterator[LensSlice]:
+        p = P.full_probs()
+        if k >= P.n_classes:
+            raise CalibrationInputError(
+                f"top_k needs k < number of classes ({P.n_classes}); got k={k}"
+            )
+        if is_torch(p):
+            import torch
+
+            idx = torch.argsort(-p, dim=1, stable=True)[:, :k]
+            s = torch.gather(p, 1, idx)
+            t = (idx == P.labels[:, None]).to(p.dtype)
+            s = torch.cat([s, (1 - s.sum(1, keepdim=True))], dim=1)
+            t = torch.cat([t, (1 - t.sum(1, keepdim=True))], dim=1)
+        else:
+            idx = np.argsort(-p, axis=1, kind="stable")[:, :k]
+            s = np.take_along_axis(p, idx, axis=1)
+            t = (idx == P.labels[:, None]).astype(p.dtype)
+            s = np.concatenate([s, 1 - s.sum(1, keepdims=True)], axis=1)
+            t = np.concatenate([t, 1 - t.sum(1, keepdims=True)], axis=1)
+        yield LensSlice(s, t, P.labels, P.sample_weight, f"top-{k}")
+
+    lens.__name__ = f"top_{k}"
+    return lens
+
+
+def classwise(P: Predictions) -> Iterator[LensSlice]:
+    """Class-wise lens: for every class c, p_c vs 1{y = c} (one slice per class).
+
+    The per-class errors are then averaged or summed by the pipeline's
+    ``class_aggregate`` (Nixon et al.'s SCE averages, Kull et al. sum).
+    """
+    p = P.full_probs()
+    for c in range(P.n_classes):
+        yield LensSlice(
+            p[:, c], _float_like(P.labels == c, p), P.labels, P.sample_weight, f"class {c}"
+        )
+
+
+def single_class(c: int) -> Lens:
+    """Lens on one class c: p_c vs 1{y = c} (seed 001 App. A.1)."""
+
+    def lens(P: Predictions) -> Iterator[LensSlice]:
+        if not (0 <= c < P.n_classes):
+            raise CalibrationInputError(f"class {c} is out of range for {P.n_classes} classes")
+        p = P.full_probs()
+        yield LensSlice(
+            p[:, c], _float_like(P.labels == c, p), P.labels, P.sample_weight, f"class {c}"
+        )
+
+    lens.__name__ = f"class_{c}"
+    return lens
+
+
+def canonical(P: Predictions) -> Iterator[LensSlice]:
+    """Canonical (full) lens: the whole probability vector vs one-hot(y)."""
+    p = P.full_probs()
+    yield LensSlice(p, _onehot(P.labels, P.n_classes, p), P.labels, P.sample_weight, "canonical")
+
+
+def grouping(groups: Sequence[Sequence[int]]) -> Lens:
+    """Grouping lens of seed 001 eq. 5-6: probabilities and labels summed per group.
+
+    ``groups`` must partition the classes ``0..k-1`` (checked).
+    """
+    gs = [list(map(int, g)) for g in groups]
+
+    def lens(P: Predictions) -> Iterator[LensSlice]:
+        flat = sorted(c for g in gs for c in g)
+        if flat != list(range(P.n_classes)):
+            raise CalibrationInputError(
+                f"groups must partition the classes 0..{P.n_classes - 1} (each class exactly once); got {gs}"
+            )
+        p = P.full_probs()
+        onehot = _onehot(P.labels, P.n_classes, p)
+        if is_torch(p):
+            import torch
+
+            s = torch.stack([p[:, g].sum(1) for g in gs], dim=1)
+            t = torch.stack([onehot[:, g].sum(1) for g in gs], dim=1)
+        else:
+            s = np.stack([p[:, g].sum(1) for g in gs], axis=1)
+            t = np.stack([onehot[:, g].sum(1) for g in gs], axis=1)
+        yield LensSlice(s, t, P.labels, P.sample_weight, "groups")
+
+    lens.__name__ = "grouping"
+    return lens
+
+
+def binary(P: Predictions) -> Iterator[LensSlice]:
+    """Positive-class lens for binary problems: P(y = 1) vs 1{y = 1}."""
+    if P.n_classes != 2:
+        raise CalibrationInputError(f"the binary lens needs 2 classes; got {P.n_classes}")
+    p = P.probs if P.binary else P.probs[:, 1]
+    yield LensSlice(p, _float_like(P.labels == 1, p), P.labels, P.sample_weight, "positive class")
+
+
+_NAMED: dict[str, Lens] = {
+    "top_label": top_label,
+    "classwise": classwise,
+    "canonical": canonical,
+    "binary": binary,
+}
+
+
+def get_lens(lens: str | Lens | Any) -> Lens:
+    """Resolve a lens given by name (``"top_label"``, ``"classwise"``,
+    ``"canonical"``, ``"binary"``) or as a callable."""
+    if callable(lens):
+        return lens  # type: ignore[no-any-return]
+    if lens in _NAMED:
+        return _NAMED[lens]
+    raise CalibrationInputError(
+        f"unknown lens {lens!r}; use one of {sorted(_NAMED)} or top_k(k), single_class(c), grouping(groups)"
+    )

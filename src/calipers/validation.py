@@ -1,0 +1,520 @@
+"""The one input-validation layer of calipers.
+
+Every metric, score and estimator passes its inputs through
+:func:`check_predictions`, which turns any accepted input into one internal
+form, :class:`Predictions`, and rejects everything else with a
+:class:`CalibrationInputError` whose message says what is wrong and where (the
+first offending row and value).
+
+Accepted inputs
+---------------
+``probs``
+    ``(n, k)`` class probabilities with ``k >= 2``, or ``(n,)`` holding
+    P(y = 1) for a binary problem. NumPy arrays, array-likes and PyTorch
+    tensors (any device). float16, float32 and float64 are kept as they are,
+    without a copy (bin edges are then exact in that dtype; every sum is
+    accumulated in float64).
+``logits=True``
+    the first argument holds logits (``(n, k)``, or ``(n,)`` binary logits);
+    probabilities are derived with a numerically stable (log-)softmax or
+    sigmoid and the logits are kept for methods that need them (exact NLL).
+``labels``
+    integers in ``[0, k)`` (integer or integral-float dtype), booleans for a
+    binary problem, or a one-hot ``(n, k)`` matrix.
+``sample_weight``
+    non-negative finite ``(n,)`` weights with a positive total; a weight of 2
+    means the same as the row repeated twice (scikit-learn's meaning).
+
+Rules (each one has its own test)
+---------------------------------
+* no NaN or infinity; probabilities in ``[0, 1]``;
+* each row of ``probs`` sums to 1 within ``sum_tol`` (absolute; by default
+  ``max(1e-4, k * eps)`` with ``eps`` the machine epsilon of the input dtype:
+  it admits float32 softmax outputs over 1000+ classes, float16 rows and files
+  stored with a few digits, and rejects real normalisation mistakes);
+* labels integral and in range; shapes consistent; ``n >= 1``; ``k >= 2``.
+
+Nothing is clipped or renormalised unless the caller asks
+(``renormalize=True``, ``clip=True``). Ties in the arg-max always resolve to
+the lowest class index (NumPy's rule), in every namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._backend import Array, argmax_rows, is_torch, take_rows
+
+__all__ = [
+    "CalibrationInputError",
+    "Predictions",
+    "check_predictions",
+    "DEFAULT_SUM_TOL",
+]
+
+#: Default absolute tolerance on ``|sum_k p_ik - 1|``.
+DEFAULT_SUM_TOL = 1e-4
+
+
+class CalibrationInputError(ValueError):
+    """Raised when predictions, labels or weights are not acceptable.
+
+    A subclass of :class:`ValueError`, so ``except ValueError`` also catches it.
+    """
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Validated predictions in calipers' internal form.
+
+    Attributes
+    ----------
+    probs : array
+        ``(n, k)`` probabilities, or ``(n,)`` P(y = 1) for binary input, in
+        the caller's namespace and dtype.
+    labels : array
+        ``(n,)`` int64 class indices in the same namespace/device as ``probs``.
+    sample_weight : array or None
+        ``(n,)`` float64 weights, or None for unit weights.
+    logits : array or None
+        The logits the probabilities were derived from, when given.
+    n_classes : int
+        Number of classes ``k`` (2 for binary input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.validation import check_predictions
+    >>> P = check_predictions(np.array([[0.9, 0.1], [0.3, 0.7]]), [0, 1])
+    >>> P.n_samples, P.n_classes, P.binary
+    (2, 2, False)
+    """
+
+    probs: Array
+    labels: Array
+    sample_weight: Array | None
+    logits: Array | None
+    n_classes: int
+    _top: tuple[Array, Array] | None = field(default=None, repr=False, compare=False)
+
+    def top_label(self) -> tuple[Array, Array]:
+        """Predicted class and its probability (the confidence) for every row.
+
+        Ties resolve to the lowest class index; for binary input the predicted
+        class is 1 when ``p > 0.5`` (so ``p = 0.5`` predicts class 0, as the
+        arg-max of ``[1 - p, p]`` does). Computed once and cached (validation
+        computes it in the same pass as its own checks).
+        """
+        if self._top is None:
+            p = self.probs
+            if self.binary:
+                pred = p > 0.5
+                conf = p.where(pred, 1 - p) if is_torch(p) else np.where(pred, p, 1 - p)
+                pred = pred.long() if is_torch(p) else pred.astype(np.int64)
+            else:
+                pred = argmax_rows(p)
+                conf = take_rows(p, pred)
+            object.__setattr__(self, "_top", (pred, conf))
+        assert self._top is not None
+        return self._top
+
+    @property
+    def binary(self) -> bool:
+        """True when the probabilities are a 1-D P(y = 1) vector."""
+        return self.probs.ndim == 1
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows ``n``."""
+        return int(self.probs.shape[0])
+
+    @property
+    def is_torch(self) -> bool:
+        """True when the arrays are PyTorch tensors."""
+        return is_torch(self.probs)
+
+    def full_probs(self) -> Array:
+        """``(n, k)`` probabilities; binary input becomes ``[1 - p, p]``."""
+        if not self.binary:
+            return self.probs
+        p = self.probs
+        if is_torch(p):
+            import torch
+
+            return torch.stack([1 - p, p], dim=1)
+        return np.stack([1 - p, p], axis=1)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _err(msg: str) -> CalibrationInputError:
+    return CalibrationInputError(msg)
+
+
+def _first_true(mask: np.ndarray) -> tuple[int, ...]:
+    """Index tuple of the first True entry (row-major)."""
+    flat = int(np.flatnonzero(mask.reshape(-1))[0])
+    return tuple(int(i) for i in np.unravel_index(flat, mask.shape))
+
+
+def _loc(idx: tuple[int, ...]) -> str:
+    return f"row {idx[0]}" + (f", column {idx[1]}" if len(idx) > 1 else "")
+
+
+def _as_array(x: Any, name: str) -> Array:
+    if is_torch(x):
+        return x
+    if hasattr(x, "__array_namespace__") and not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as exc:  # ragged lists etc.
+        raise _err(f"{name} could not be converted to an array: {exc}") from None
+    if arr.dtype == object:
+        raise _err(
+            f"{name} must be numeric; got an array of Python objects (ragged or mixed input?)"
+        )
+    return arr
+
+
+def _to_float(x: Array, name: str) -> Array:
+    """Floating version of ``x``: floats kept (bfloat16 -> float32), ints/bools -> float64."""
+    if is_torch(x):
+        import torch
+
+        if x.dtype in (torch.float16, torch.float32, torch.float64):
+            return x
+        if x.dtype == torch.bfloat16:
+            return x.to(torch.float32)
+        if x.is_complex():
+            raise _err(f"{name} must be real-valued; got dtype {x.dtype}")
+        return x.to(torch.float64)
+    kind = x.dtype.kind
+    if kind == "f":
+        if x.dtype.itemsize > 8:
+            return x.astype(np.float64)
+        return x
+    if kind in "iub":
+        return x.astype(np.float64)
+    raise _err(f"{name} must be a real numeric array; got dtype {x.dtype}")
+
+
+def _np(x: Array) -> np.ndarray:
+    return x.detach().cpu().numpy() if is_torch(x) else np.asarray(x)
+
+
+def _diagnose_probs(P: np.ndarray, sum_tol: float, check_sum: bool) -> None:
+    """Slow path: find the first offending entry and raise. Only called on failure."""
+    bad = ~np.isfinite(P)
+    if bad.any():
+        idx = _first_true(bad)
+        raise _err(
+            f"probs contains a non-finite value ({P[idx]!r}) at {_loc(idx)}; "
+            "calibration metrics need finite probabilities"
+        )
+    bad = (P < 0) | (P > 1)
+    if bad.any():
+        idx = _first_true(bad)
+        raise _err(
+            f"probs must lie in [0, 1]; found {P[idx]!r} at {_loc(idx)}. "
+            "If these are logits, pass logits=True; if they are tiny rounding "
+            "errors, pass clip=True"
+        )
+    if check_sum:
+        s = P.sum(axis=1, dtype=np.float64)
+        bad = ~(np.abs(s - 1.0) <= sum_tol)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _err(
+                f"row {i} of probs sums to {s[i]:.10g}, not 1 (tolerance {sum_tol:g}); "
+                "pass renormalize=True to divide each row by its sum, or raise sum_tol"
+            )
+
+
+def _eps(x: Array) -> float:
+    """Machine epsilon of the dtype ``x`` arrived in (float64 for non-floats)."""
+    if is_torch(x):
+        import torch
+
+        return (
+            float(torch.finfo(x.dtype).eps)
+            if x.dtype.is_floating_point
+            else float(np.finfo(np.float64).eps)
+        )
+    return float(np.finfo(x.dtype).eps) if x.dtype.kind == "f" else float(np.finfo(np.float64).eps)
+
+
+def _softmax(z: Array) -> Array:
+    if is_torch(z):
+        import torch
+
+        return torch.softmax(z, dim=1)
+    m = z.max(axis=1, keepdims=True)
+    e = np.exp(z - m)
+    e /= e.sum(axis=1, keepdims=True)
+    return e
+
+
+def _sigmoid(z: Array) -> Array:
+    if is_torch(z):
+        import torch
+
+        return torch.sigmoid(z)
+    from scipy.special import expit
+
+    return expit(z)
+
+
+def _check_labels(labels: Any, n: int, k: int, binary: bool, like: Array) -> Array:
+    y = _as_array(labels, "labels")
+    if is_torch(y) and not is_torch(like):
+        y = y.detach().cpu().numpy()
+    yn = _np(y)
+    if yn.ndim == 2 and yn.shape[1] == k and yn.shape[0] == n and k >= 2:
+        # one-hot labels
+        if not np.all((yn == 0) | (yn == 1)):
+            idx = _first_true(~((yn == 0) | (yn == 1)))
+            raise _err(
+                f"one-hot labels must contain only 0 and 1; found {yn[idx]!r} at {_loc(idx)}"
+            )
+        rs = yn.sum(axis=1)
+        if not np.all(rs == 1):
+            i = int(np.flatnonzero(rs != 1)[0])
+            raise _err(f"one-hot labels must have exactly one 1 per row; row {i} has {int(rs[i])}")
+        yn = np.argmax(yn, axis=1)
+    elif yn.ndim != 1:
+        raise _err(
+            f"labels must be a 1-D array of class indices (or a one-hot (n, {k}) matrix); "
+            f"got shape {yn.shape}"
+        )
+    if yn.shape[0] != n:
+        raise _err(f"labels has {yn.shape[0]} entries but probs has {n} rows")
+    kind = yn.dtype.kind
+    if kind == "b":
+        if not binary and k != 2:
+            raise _err(
+                f"boolean labels are only accepted for binary problems; probs has {k} classes"
+            )
+        yi = yn.astype(np.int64)
+    elif kind in "iu":
+        yi = yn.astype(np.int64, copy=False)
+    elif kind == "f":
+        nonint = ~np.isfinite(yn) | (yn != np.round(yn))
+        if nonint.any():
+            i = int(np.flatnonzero(nonint)[0])
+            raise _err(f"labels must be integers; found {yn[i]!r} at row {i}")
+        yi = yn.astype(np.int64)
+    else:
+        raise _err(f"labels must be integers or booleans; got dtype {yn.dtype}")
+    out = (yi < 0) | (yi >= k)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise _err(f"labels must be in [0, {k}); found {int(yi[i])} at row {i}")
+    if is_torch(like):
+        import torch
+
+        if is_torch(y) and y.dtype == torch.int64 and y.ndim == 1:
+            return y.to(like.device)
+        return torch.as_tensor(yi, device=like.device)
+    return yi
+
+
+def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
+    if sample_weight is None:
+        return None
+    w = _as_array(sample_weight, "sample_weight")
+    wn = _np(w)
+    if wn.ndim != 1 or wn.shape[0] != n:
+        raise _err(f"sample_weight must have shape ({n},); got {wn.shape}")
+    if wn.dtype.kind not in "iufb":
+        raise _err(f"sample_weight must be numeric; got dtype {wn.dtype}")
+    wn = wn.astype(np.float64)
+    bad = ~np.isfinite(wn)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _err(f"sample_weight must be finite; found {wn[i]!r} at row {i}")
+    neg = wn < 0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise _err(f"sample_weight must be non-negative; found {wn[i]!r} at row {i}")
+    if not wn.sum() > 0:
+        raise _err("sample_weight sums to 0; at least one sample needs a positive weight")
+    if is_torch(like):
+        import torch
+
+        return torch.as_tensor(wn, device=like.device)
+    return wn
+
+
+# --------------------------------------------------------------------------- main entry
+
+
+def check_predictions(
+    probs: Any,
+    labels: Any,
+    *,
+    logits: bool = False,
+    sample_weight: Any = None,
+    renormalize: bool = False,
+    clip: bool = False,
+    sum_tol: float | None = None,
+    validate: bool = True,
+) -> Predictions:
+    """Validate predictions and labels and return them in internal form.
+
+    Parameters
+    ----------
+    probs : array-like or tensor, shape (n, k) or (n,)
+        Class probabilities (rows on the simplex), or P(y = 1) for a binary
+        problem. With ``logits=True``: logits of the same shapes. An existing
+        :class:`Predictions` is returned unchanged (``labels`` must then be
+        None).
+    labels : array-like or tensor, shape (n,) or (n, k)
+        Integer class indices in ``[0, k)``, booleans (binary), or one-hot rows.
+    logits : bool, default False
+        Interpret ``probs`` as logits; probabilities are computed with a
+        numerically stable softmax (sigmoid for 1-D input) and the logits kept.
+    sample_weight : array-like, shape (n,), optional
+        Non-negative finite weights with a positive sum.
+    renormalize : bool, default False
+        Divide each row by its sum (after the finiteness and sign checks).
+    clip : bool, default False
+        Clip probabilities into ``[0, 1]`` (after the finiteness check).
+    sum_tol : float, optional
+        Absolute tolerance on ``|sum_k p_ik - 1|``; default
+        ``max(1e-4, k * eps)`` with ``eps`` the machine epsilon of the input
+        dtype (1e-4 for float64 and for float32 up to 838 classes).
+    validate : bool, default True
+        Set to False only for trusted inputs: skips the value checks on
+        ``probs`` (shapes and labels are still checked). Used by the
+        ``validate=False`` fast path of every metric.
+
+    Returns
+    -------
+    Predictions
+
+    Raises
+    ------
+    CalibrationInputError
+        With a message naming the rule and the first offending row/value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.validation import check_predictions
+    >>> check_predictions(np.array([[0.5, 0.6]]), [0])
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: row 0 of probs sums to 1.1, not 1 (tolerance 0.0001); pass renormalize=True to divide each row by its sum, or raise sum_tol
+    >>> P = check_predictions(np.array([2.0, -1.0]), [1, 0], logits=True)
+    >>> np.round(P.probs, 4)
+    array([0.8808, 0.2689])
+    """
+    if isinstance(probs, Predictions):
+        if labels is not None:
+            raise _err("labels must be None when probs is already a Predictions object")
+        return probs
+    x0 = _as_array(probs, "probs")
+    x = _to_float(x0, "probs")
+    if x.ndim not in (1, 2):
+        raise _err(f"probs must have shape (n, k) or (n,); got {tuple(x.shape)}")
+    n = int(x.shape[0])
+    if n == 0:
+        raise _err("probs is empty (0 rows); at least one prediction is needed")
+    binary = x.ndim == 1
+    k = 2 if binary else int(x.shape[1])
+    if not binary and k < 2:
+        raise _err(
+            f"probs has {k} column; calibration needs k >= 2 classes. For a binary "
+            "problem pass P(y = 1) as a 1-D array of shape (n,)"
+        )
+    if sum_tol is None:
+        sum_tol = max(DEFAULT_SUM_TOL, k * _eps(x0))
+    kept_logits = None
+    if logits:
+        z = x
+        zn = _np(z)
+        if validate and not np.isfinite(zn).all():
+            idx = _first_true(~np.isfinite(zn))
+            raise _err(f"logits contain a non-finite value ({zn[idx]!r}) at {_loc(idx)}")
+        kept_logits = z
+        x = _sigmoid(z) if binary else _softmax(z)
+    else:
+        if clip:
+            xn = _np(x)
+            if not np.isfinite(xn).all():
+                _diagnose_probs(xn, sum_tol, False)
+            x = x.clamp(0, 1) if is_torch(x) else np.clip(x, 0, 1)
+        if renormalize:
+            xn = _np(x)
+            if binary:
+                raise _err(
+                    "renormalize=True needs (n, k) probabilities; binary input has no rows to normalise"
+                )
+            bad = ~np.isfinite(xn) | (xn < 0)
+            if bad.any():
+                _diagnose_probs(xn, sum_tol, False)
+            s = x.sum(1, keepdim=True) if is_torch(x) else x.sum(axis=1, keepdims=True)
+            zero = _np(s).reshape(-1) <= 0
+            if zero.any():
+                i = int(np.flatnonzero(zero)[0])
+                raise _err(f"row {i} of probs sums to 0 and cannot be renormalised")
+            x = x / s
+    top = None
+    if validate and not logits:
+        top = _fast_check_probs(x, sum_tol)
+    y = _check_labels(labels, n, k, binary, x)
+    w = _check_weight(sample_weight, n, x)
+    return Predictions(
+        probs=x, labels=y, sample_weight=w, logits=kept_logits, n_classes=k, _top=top
+    )
+
+
+def _fast_check_probs(x: Array, sum_tol: float) -> tuple[Array, Array] | None:
+    """Check value rules in one blocked pass; return the top-label pair.
+
+    For ``(n, k)`` NumPy input the matrix is read in blocks of rows; per
+    block we take the row sums, the minimum and the row arg-max. Row sums
+    within ``sum_tol`` of 1 imply finite entries; a non-negative minimum plus
+    row maxima (the top-label confidences, needed by most metrics anyway)
+    ``<= 1`` complete the range check. The arg-max and confidences are
+    returned so the top-label lens does not read the matrix again. Any
+    failure falls back to a slow diagnostic pass naming the first offending
+    entry.
+    """
+    if is_torch(x):
+        import torch
+
+        if x.ndim == 1:
+            ok = bool(torch.all((x >= 0) & (x <= 1)))
+        else:
+            s = x.sum(dim=1, dtype=torch.float64)
+            ok = bool(torch.all((s - 1).abs() <= sum_tol)) and bool(x.min() >= 0)
+            ok = ok and bool(x.max() <= 1)
+        if not ok:
+            _diagnose_probs(_np(x), sum_tol, x.ndim == 2)
+        return None
+    if x.ndim == 1:
+        lo, hi = x.min(), x.max()
+        if not (lo >= 0 and hi <= 1):
+            _diagnose_probs(x, sum_tol, False)
+        return None
+    n = x.shape[0]
+    s = np.empty(n, dtype=x.dtype)
+    pred = np.empty(n, dtype=np.intp)
+    lo = np.inf
+    block = max(1, (1 << 18) // max(1, x.shape[1]))
+    for i in range(0, n, block):
+        b = x[i : i + block]
+        np.add.reduce(b, axis=1, out=s[i : i + block])
+        lo = min(lo, b.min())
+        np.argmax(b, axis=1, out=pred[i : i + block])
+    conf = np.take_along_axis(x, pred[:, None], axis=1)[:, 0]
+    ok = bool(np.all(np.abs(s - 1) <= sum_tol)) and lo >= 0 and bool(conf.max() <= 1)
+    if not ok:
+        _diagnose_probs(x, sum_tol, True)
+    return pred.astype(np.int64, copy=False), conf
