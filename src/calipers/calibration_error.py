@@ -76,7 +76,7 @@ def _iter_slices(
             yield SliceStatistics(sl.name, _empty_stats(sl), 0.0)
             continue
         ids, nb = estimator.assign(sl.scores, sl.weights)
-        st = bin_statistics(ids, nb, sl.scores, sl.targets, sl.weights)
+        st = bin_statistics(ids, nb, sl.scores, sl.targets, sl.weights, sl.binary_targets)
         yield SliceStatistics(sl.name, st, float(st.weight.sum()))
 
 

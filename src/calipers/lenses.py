@@ -69,6 +69,8 @@ class LensSlice:
     weights : array, shape (m,), or None
     name : str
         What the slice is (e.g. ``"class 3"``).
+    binary_targets : bool, default True
+        Targets are 0/1 indicators (true for every built-in lens).
     """
 
     scores: Array
@@ -76,6 +78,7 @@ class LensSlice:
     labels: Array
     weights: Array | None
     name: str = ""
+    binary_targets: bool = True
 
     def subset(self, mask: Array) -> LensSlice:
         """The rows where ``mask`` is True."""
@@ -85,6 +88,7 @@ class LensSlice:
             self.labels[mask],
             None if self.weights is None else self.weights[mask],
             self.name,
+            self.binary_targets,
         )
 
     @property
@@ -135,7 +139,10 @@ def top_k(k: int) -> Lens:
         raise CalibrationInputError(f"k must be a positive integer; got {k!r}")
 
     def lens(P: Predictions) -> Iterator[LensSlice]:
-        p = P.full_probs()
+        p: Any = P.full_probs()
+        s: Any
+        t: Any
+        idx: Any
         if k >= P.n_classes:
             raise CalibrationInputError(
                 f"top_k needs k < number of classes ({P.n_classes}); got k={k}"
@@ -207,8 +214,10 @@ def grouping(groups: Sequence[Sequence[int]]) -> Lens:
             raise CalibrationInputError(
                 f"groups must partition the classes 0..{P.n_classes - 1} (each class exactly once); got {gs}"
             )
-        p = P.full_probs()
+        p: Any = P.full_probs()
         onehot = _onehot(P.labels, P.n_classes, p)
+        s: Any
+        t: Any
         if is_torch(p):
             import torch
 

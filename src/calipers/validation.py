@@ -105,15 +105,16 @@ class Predictions:
 
         Ties resolve to the lowest class index; for binary input the predicted
         class is 1 when ``p > 0.5`` (so ``p = 0.5`` predicts class 0, as the
-        arg-max of ``[1 - p, p]`` does). Computed once and cached (validation
+        arg-max of ``[1 - p, p]`` does) and is returned as a boolean array. Computed once and cached (validation
         computes it in the same pass as its own checks).
         """
         if self._top is None:
             p = self.probs
             if self.binary:
+                # predicted class 1 iff p > 0.5 (bool); max(p, 1 - p) is the
+                # confidence (1 - p is exact for p >= 0.5, so p = 0.5 gives 0.5)
                 pred = p > 0.5
-                conf = p.where(pred, 1 - p) if is_torch(p) else np.where(pred, p, 1 - p)
-                pred = pred.long() if is_torch(p) else pred.astype(np.int64)
+                conf = torch_maximum(p, 1 - p) if is_torch(p) else np.maximum(p, 1 - p)
             else:
                 pred = argmax_rows(p)
                 conf = take_rows(p, pred)
@@ -149,6 +150,12 @@ class Predictions:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def torch_maximum(a: Array, b: Array) -> Array:
+    import torch
+
+    return torch.maximum(a, b)
 
 
 def _err(msg: str) -> CalibrationInputError:
