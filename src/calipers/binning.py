@@ -207,7 +207,7 @@ def equal_width_edges(n_bins: int, dtype: Any = np.float64) -> np.ndarray:
     return e.astype(dtype)
 
 
-def _searchsorted(edges: np.ndarray, x: Array, side: str) -> Array:
+def _searchsorted(edges: np.ndarray, x: Array, side: Literal["left", "right"]) -> Array:
     """``np.searchsorted`` in the namespace of ``x``."""
     if is_torch(x):
         import torch
@@ -291,7 +291,7 @@ class EqualWidth:
     def _assign_1d(self, s: Array) -> Array:
         B = int(self.n_bins)
         e = equal_width_edges(B, _np_dtype(s))[1:-1]
-        side = "left" if self.edge_rule == "right" else "right"
+        side: Literal["left", "right"] = "left" if self.edge_rule == "right" else "right"
         if is_torch(s) or s.dtype.kind != "f" or s.size < 4096:
             return _searchsorted(e, s, side)
         # Fast exact path: away from the edges floor(s * B) is the bin under

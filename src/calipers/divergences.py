@@ -219,10 +219,11 @@ def get_divergence(divergence: str | Divergence | Callable[..., Any]) -> Diverge
     if isinstance(divergence, str) and divergence in _NAMED:
         return _NAMED[divergence]
     if callable(divergence):
+        fn = divergence
 
         class _Wrapped(Divergence):
             def __call__(self, target: np.ndarray, score: np.ndarray) -> np.ndarray:
-                return np.asarray(divergence(target, score), dtype=np.float64)
+                return np.asarray(fn(target, score), dtype=np.float64)
 
         return _Wrapped()
     raise CalibrationInputError(
