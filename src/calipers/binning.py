@@ -165,6 +165,14 @@ def bin_statistics(
     Returns
     -------
     BinStatistics
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.binning import bin_statistics
+    >>> st = bin_statistics(np.array([0, 0, 1]), 2, np.array([.2, .4, .9]), np.array([0., 1., 1.]), None)
+    >>> st.weight.tolist(), st.sum_score.round(6).tolist(), st.sum_target.tolist()
+    ([2.0, 1.0], [0.6, 0.9], [1.0, 1.0])
     """
     count = weighted_bincount(ids, None, n_bins)
     weight = count if weights is None else weighted_bincount(ids, weights, n_bins)

@@ -121,6 +121,14 @@ def top_label(P: Predictions) -> Iterator[LensSlice]:
 
     Seed 001 eq. 2 / Guo et al. (2017). Ties in the arg-max go to the lowest
     class index; a binary ``p`` is read as ``[1 - p, p]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions, top_label
+    >>> sl = next(top_label(check_predictions(np.array([[0.4, 0.4, 0.2]]), [1])))
+    >>> sl.scores.tolist(), sl.targets.tolist()      # tie -> class 0 predicted
+    ([0.4], [0.0])
     """
     pred, conf = P.top_label()
     correct = _float_like(pred == P.labels, conf)
@@ -134,6 +142,14 @@ def top_k(k: int) -> Lens:
     class index first) followed by ``1 - sum``; targets are the one-hot label at
     those classes followed by ``1 - sum`` (1 when the label is not among them).
     ``top_k(1)`` with the TVD divergence equals the usual ECE.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions, top_k
+    >>> sl = next(top_k(2)(check_predictions(np.array([[0.5, 0.2, 0.3]]), [2])))
+    >>> sl.scores.round(2).tolist(), sl.targets.tolist()
+    ([[0.5, 0.3, 0.2]], [[0.0, 1.0, 0.0]])
     """
     if int(k) != k or k < 1:
         raise CalibrationInputError(f"k must be a positive integer; got {k!r}")
@@ -172,6 +188,13 @@ def classwise(P: Predictions) -> Iterator[LensSlice]:
 
     The per-class errors are then averaged or summed by the pipeline's
     ``class_aggregate`` (Nixon et al.'s SCE averages, Kull et al. sum).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions, classwise
+    >>> [s.targets.tolist() for s in classwise(check_predictions(np.array([[0.7, 0.3]]), [1]))]
+    [[0.0], [1.0]]
     """
     p = P.full_probs()
     for c in range(P.n_classes):
@@ -181,7 +204,16 @@ def classwise(P: Predictions) -> Iterator[LensSlice]:
 
 
 def single_class(c: int) -> Lens:
-    """Lens on one class c: p_c vs 1{y = c} (seed 001 App. A.1)."""
+    """Lens on one class c: p_c vs 1{y = c} (seed 001 App. A.1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions, single_class
+    >>> sl = next(single_class(2)(check_predictions(np.array([[0.5, 0.2, 0.3]]), [2])))
+    >>> sl.scores.tolist(), sl.targets.tolist()
+    ([0.3], [1.0])
+    """
 
     def lens(P: Predictions) -> Iterator[LensSlice]:
         if not (0 <= c < P.n_classes):
@@ -196,7 +228,17 @@ def single_class(c: int) -> Lens:
 
 
 def canonical(P: Predictions) -> Iterator[LensSlice]:
-    """Canonical (full) lens: the whole probability vector vs one-hot(y)."""
+    """Canonical (full) lens: the whole probability vector vs one-hot(y).
+
+    The "full" calibration condition P(Y | g(X)) = g(X) (seed 001 eq. 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions, canonical
+    >>> next(canonical(check_predictions(np.array([[0.5, 0.2, 0.3]]), [1]))).targets.tolist()
+    [[0.0, 1.0, 0.0]]
+    """
     p = P.full_probs()
     yield LensSlice(p, _onehot(P.labels, P.n_classes, p), P.labels, P.sample_weight, "canonical")
 
@@ -205,6 +247,14 @@ def grouping(groups: Sequence[Sequence[int]]) -> Lens:
     """Grouping lens of seed 001 eq. 5-6: probabilities and labels summed per group.
 
     ``groups`` must partition the classes ``0..k-1`` (checked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions, grouping
+    >>> sl = next(grouping([[0, 1], [2]])(check_predictions(np.array([[0.5, 0.2, 0.3]]), [1])))
+    >>> sl.scores.round(2).tolist(), sl.targets.tolist()
+    ([[0.7, 0.3]], [[1.0, 0.0]])
     """
     gs = [list(map(int, g)) for g in groups]
 
@@ -233,7 +283,20 @@ def grouping(groups: Sequence[Sequence[int]]) -> Lens:
 
 
 def binary(P: Predictions) -> Iterator[LensSlice]:
-    """Positive-class lens for binary problems: P(y = 1) vs 1{y = 1}."""
+    """Positive-class lens for binary problems: P(y = 1) vs 1{y = 1}.
+
+    The reliability of the positive class (what scikit-learn's
+    ``calibration_curve`` and torchmetrics' ``binary_*`` metrics measure),
+    as opposed to the top-label lens, which looks at ``max(p, 1 - p)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions
+    >>> from calipers.lenses import binary
+    >>> next(binary(check_predictions(np.array([0.2, 0.9]), [0, 1]))).scores.tolist()
+    [0.2, 0.9]
+    """
     if P.n_classes != 2:
         raise CalibrationInputError(f"the binary lens needs 2 classes; got {P.n_classes}")
     p = P.probs if P.binary else P.probs[:, 1]
@@ -250,7 +313,14 @@ _NAMED: dict[str, Lens] = {
 
 def get_lens(lens: str | Lens | Any) -> Lens:
     """Resolve a lens given by name (``"top_label"``, ``"classwise"``,
-    ``"canonical"``, ``"binary"``) or as a callable."""
+    ``"canonical"``, ``"binary"``) or as a callable.
+
+    Examples
+    --------
+    >>> from calipers.lenses import get_lens, top_label
+    >>> get_lens("top_label") is top_label
+    True
+    """
     if callable(lens):
         return lens  # type: ignore[no-any-return]
     if lens in _NAMED:

@@ -42,7 +42,16 @@ Selection = Callable[[LensSlice], Array]
 
 @dataclass(frozen=True)
 class LabelSelection:
-    """Keep rows whose true label is one of ``classes`` (seed 001 §4.1)."""
+    """Keep rows whose true label is one of ``classes`` (seed 001 §4.1, lambda_{y=c}).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calipers as cp
+    >>> P = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]])
+    >>> round(cp.calibration_error(P, [0, 1, 1], selection=cp.LabelSelection(1)), 6)  # rows 1, 2
+    0.4
+    """
 
     classes: tuple[int, ...]
 
@@ -70,6 +79,15 @@ class ScoreInterval:
         Which bounds are included (seed 001 selects ``g >= l`` and ``g <= h``).
     dim : int, default 0
         Column of a vector lens to test (0 = the top probability of ``top_k``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calipers as cp
+    >>> P = np.array([[0.95, 0.05], [0.6, 0.4], [0.99, 0.01]])
+    >>> # rows 0 and 2 share the last bin: |mean conf .97 - accuracy .5|
+    >>> round(cp.calibration_error(P, [0, 1, 1], selection=cp.ScoreInterval(0.9, 1.0)), 6)
+    0.47
     """
 
     low: float
@@ -95,12 +113,29 @@ class ScoreInterval:
 
 
 def threshold(eps: float = 0.01) -> ScoreInterval:
-    """Scores strictly greater than ``eps`` (TACE; Nixon et al. 2019, code default 0.01)."""
+    """Scores strictly greater than ``eps`` (TACE; Nixon et al. 2019, code default 0.01).
+
+    Examples
+    --------
+    >>> from calipers import threshold
+    >>> threshold(0.01)
+    ScoreInterval(low=0.01, high=inf, closed='right', dim=0)
+    """
     return ScoreInterval(float(eps), float("inf"), closed="right")
 
 
 def combine(selections: Selection | Iterable[Selection] | None) -> Selection | None:
-    """AND of several selection operators (None when there are none)."""
+    """AND of several selection operators (None when there are none).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.lenses import LensSlice
+    >>> from calipers.selection import LabelSelection, ScoreInterval, combine
+    >>> sl = LensSlice(np.array([0.3, 0.8, 0.9]), np.zeros(3), np.array([0, 0, 1]), None)
+    >>> combine([ScoreInterval(0.5, 1.0), LabelSelection(0)])(sl).tolist()
+    [False, True, False]
+    """
     if selections is None:
         return None
     if callable(selections):
