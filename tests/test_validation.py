@@ -109,14 +109,32 @@ def test_imdb_like_sum_error_passes() -> None:
     assert out.probs is P
 
 
+def test_imdb_rows_accepted_by_default() -> None:
+    # rows 13 and 21 of ../shared/data/labelerrors_imdb.npz, copied verbatim: float32
+    # rounding puts the top probability just above 1 (by 1.2e-6 and 1.0e-5) and the
+    # row sums 2e-5 above 1; the IMDB file is specified to be accepted by default
+    P = np.array(
+        [
+            [1.0000011920928955, 1.88354588317452e-05],
+            [1.0000100135803223, 1.000006068352377e-05],
+            [0.25, 0.75],
+        ]
+    )
+    out = check_predictions(P, [0, 0, 1])
+    assert out.probs is P
+
+
 def test_renormalize_fixes_row_sums() -> None:
-    P = np.array([[2.0, 2.0], [1.0, 3.0], [0.45, 0.05]])
-    with pytest.raises(CalibrationInputError, match="sums to 4"):
+    P = np.array([[0.5, 0.3], [0.1, 0.3], [0.45, 0.05]])
+    with pytest.raises(CalibrationInputError, match=r"row 0 of probs sums to 0\.8"):
         check_predictions(P, Y2)
     out = check_predictions(P, Y2, renormalize=True)
-    np.testing.assert_allclose(out.probs, [[0.5, 0.5], [0.25, 0.75], [0.9, 0.1]], rtol=1e-15)
+    np.testing.assert_allclose(out.probs, [[0.625, 0.375], [0.25, 0.75], [0.9, 0.1]], rtol=1e-15)
     np.testing.assert_allclose(out.probs.sum(1), 1.0, rtol=1e-15)
-    np.testing.assert_array_equal(P, [[2.0, 2.0], [1.0, 3.0], [0.45, 0.05]])  # input untouched
+    np.testing.assert_array_equal(P, [[0.5, 0.3], [0.1, 0.3], [0.45, 0.05]])  # input untouched
+    # unnormalised non-negative scores (e.g. counts) are divided by their row sums too
+    counts = check_predictions(np.array([[2.0, 2.0], [1.0, 3.0]]), [0, 1], renormalize=True)
+    np.testing.assert_allclose(counts.probs, [[0.5, 0.5], [0.25, 0.75]], rtol=1e-15)
 
 
 def test_renormalize_zero_row_rejected() -> None:
@@ -125,12 +143,21 @@ def test_renormalize_zero_row_rejected() -> None:
         check_predictions(P, [0, 1], renormalize=True)
 
 
-def test_clip_fixes_tiny_out_of_range() -> None:
-    P = np.array([[1 + 1e-9, -1e-9], [0.3, 0.7]])
+def test_clip_fixes_out_of_range() -> None:
+    P = np.array([[1 + 1e-3, -1e-3], [0.3, 0.7]])
     with pytest.raises(CalibrationInputError, match=r"\[0, 1\].*row 0, column 0"):
         check_predictions(P, [0, 1])
     out = check_predictions(P, [0, 1], clip=True)
     np.testing.assert_array_equal(out.probs, [[1.0, 0.0], [0.3, 0.7]])
+
+
+def test_rounding_outside_unit_interval_within_tolerance_is_kept_unchanged() -> None:
+    # float32 rounding like 1.0000012 (seen in the IMDB file) is accepted, not clipped
+    P = np.array([[1 + 1e-6, -1e-6], [0.3, 0.7]])
+    out = check_predictions(P, [0, 1])
+    np.testing.assert_array_equal(out.probs, P)
+    with pytest.raises(CalibrationInputError, match=r"\[0, 1\]; found 1.0002 at row 0, column 0"):
+        check_predictions(np.array([[1.0002, -0.0002]]), [0], sum_tol=1e-4)
 
 
 def test_clip_does_not_hide_nan() -> None:
@@ -142,27 +169,37 @@ def test_clip_does_not_hide_nan() -> None:
 
 
 def test_negative_label_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"labels must be in \[0, 3\); found -1 at row 2"):
+    with pytest.raises(
+        CalibrationInputError, match=r"labels must be in \[0, 3\); found -1 at row 2"
+    ):
         check_predictions(P3, [0, 1, -1])
 
 
 def test_label_equal_to_k_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"labels must be in \[0, 3\); found 3 at row 1"):
+    with pytest.raises(
+        CalibrationInputError, match=r"labels must be in \[0, 3\); found 3 at row 1"
+    ):
         check_predictions(P3, [0, 3, 1])
 
 
 def test_binary_label_two_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"labels must be in \[0, 2\); found 2 at row 0"):
+    with pytest.raises(
+        CalibrationInputError, match=r"labels must be in \[0, 2\); found 2 at row 0"
+    ):
         check_predictions(np.array([0.1, 0.9]), [2, 1])
 
 
 def test_non_integer_float_label_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"labels must be integers; found .*0\.5.* row 1"):
+    with pytest.raises(
+        CalibrationInputError, match=r"labels must be integers; found .*0\.5.* row 1"
+    ):
         check_predictions(P3, np.array([0.0, 0.5, 1.0]))
 
 
 def test_nan_label_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"labels must be integers; found .*nan.* row 2"):
+    with pytest.raises(
+        CalibrationInputError, match=r"labels must be integers; found .*nan.* row 2"
+    ):
         check_predictions(P3, np.array([0.0, 1.0, np.nan]))
 
 
@@ -204,12 +241,16 @@ def test_one_hot_with_no_one_rejected() -> None:
 
 def test_one_hot_with_fractions_rejected() -> None:
     Y = np.array([[1.0, 0, 0], [0, 0.5, 0.5], [0, 0, 1]])
-    with pytest.raises(CalibrationInputError, match=r"only 0 and 1; found .*0\.5.* row 1, column 1"):
+    with pytest.raises(
+        CalibrationInputError, match=r"only 0 and 1; found .*0\.5.* row 1, column 1"
+    ):
         check_predictions(P3, Y)
 
 
 def test_string_labels_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"labels must be integers or booleans; got dtype"):
+    with pytest.raises(
+        CalibrationInputError, match=r"labels must be integers or booleans; got dtype"
+    ):
         check_predictions(P2, np.array(["a", "b", "a"]))
 
 
@@ -249,7 +290,9 @@ def test_ragged_list_rejected() -> None:
 
 
 def test_string_probs_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"probs must be a real numeric array; got dtype <U"):
+    with pytest.raises(
+        CalibrationInputError, match=r"probs must be a real numeric array; got dtype <U"
+    ):
         check_predictions(np.array([["0.5", "0.5"]]), [0])
 
 
@@ -257,24 +300,32 @@ def test_string_probs_rejected() -> None:
 
 
 def test_negative_sample_weight_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"non-negative; found -1\.0 at row 1"):
+    with pytest.raises(
+        CalibrationInputError, match=r"sample_weight must be non-negative; found .*-1\.0.* at row 1"
+    ):
         check_predictions(P2, Y2, sample_weight=[1.0, -1.0, 1.0])
 
 
 def test_nan_sample_weight_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"sample_weight must be finite; found .*nan.* row 2"):
+    with pytest.raises(
+        CalibrationInputError, match=r"sample_weight must be finite; found .*nan.* row 2"
+    ):
         check_predictions(P2, Y2, sample_weight=[1.0, 1.0, np.nan])
 
 
 def test_inf_sample_weight_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"sample_weight must be finite; found .*inf.* row 0"):
+    with pytest.raises(
+        CalibrationInputError, match=r"sample_weight must be finite; found .*inf.* row 0"
+    ):
         check_predictions(P2, Y2, sample_weight=[np.inf, 1.0, 1.0])
 
 
 @pytest.mark.parametrize("w", [[1.0, 1.0], [[1.0, 1.0, 1.0]], [1.0, 1.0, 1.0, 1.0]])
 def test_sample_weight_wrong_shape_rejected(w: list) -> None:
     shape = re.escape(str(np.asarray(w).shape))
-    with pytest.raises(CalibrationInputError, match=rf"sample_weight must have shape \(3,\); got {shape}"):
+    with pytest.raises(
+        CalibrationInputError, match=rf"sample_weight must have shape \(3,\); got {shape}"
+    ):
         check_predictions(P2, Y2, sample_weight=w)
 
 
@@ -294,12 +345,16 @@ def test_valid_sample_weight_kept_as_float64() -> None:
 
 def test_logits_with_inf_rejected() -> None:
     z = np.array([[1.0, 2.0], [0.5, np.inf], [0.0, 0.0]])
-    with pytest.raises(CalibrationInputError, match=r"logits contain a non-finite value.*inf.*row 1, column 1"):
+    with pytest.raises(
+        CalibrationInputError, match=r"logits contain a non-finite value.*inf.*row 1, column 1"
+    ):
         check_predictions(z, Y2, logits=True)
 
 
 def test_logits_with_nan_binary_rejected() -> None:
-    with pytest.raises(CalibrationInputError, match=r"logits contain a non-finite value.*nan.*row 1"):
+    with pytest.raises(
+        CalibrationInputError, match=r"logits contain a non-finite value.*nan.*row 1"
+    ):
         check_predictions(np.array([0.3, np.nan]), [0, 1], logits=True)
 
 
@@ -346,7 +401,9 @@ def test_validate_false_skips_value_checks() -> None:
     out = check_predictions(bad, Y2, validate=False)
     assert out.probs is bad
     # shapes and labels are still checked
-    with pytest.raises(CalibrationInputError, match=r"labels must be in \[0, 2\); found 5 at row 2"):
+    with pytest.raises(
+        CalibrationInputError, match=r"labels must be in \[0, 2\); found 5 at row 2"
+    ):
         check_predictions(bad, [0, 1, 5], validate=False)
     with pytest.raises(CalibrationInputError, match=r"labels has 2 entries"):
         check_predictions(bad, [0, 1], validate=False)

@@ -45,7 +45,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from ._backend import Array, as_float64_numpy, is_torch, to_numpy, weighted_bincount
-from .validation import CalibrationInputError
+from .validation import DEFAULT_SUM_TOL, CalibrationInputError
 
 __all__ = [
     "Binning",
@@ -216,10 +216,17 @@ def equal_width_edges(n_bins: int, dtype: Any = np.float64) -> np.ndarray:
 
 
 def _searchsorted(edges: np.ndarray, x: Array, side: Literal["left", "right"]) -> Array:
-    """``np.searchsorted`` in the namespace of ``x``."""
+    """``np.searchsorted(edges, x)`` in the namespace of ``x``.
+
+    Comparisons happen in the common type of ``edges`` and ``x``, as NumPy does
+    (callers pass edges already rounded to the scores' dtype when they want the
+    comparison in that dtype), so both namespaces give the same bins.
+    """
     if is_torch(x):
         import torch
 
+        if edges.dtype == np.float64 and x.dtype != torch.float64:
+            x = x.to(torch.float64)
         e = torch.as_tensor(edges, dtype=x.dtype, device=x.device)
         return torch.searchsorted(e, x.contiguous(), right=(side == "right"))
     return np.searchsorted(edges, x, side=side)
@@ -452,6 +459,13 @@ class FixedEdges:
         ``"right"``: ``(e_j, e_{j+1}]`` with the first bin closed;
         ``"left"``: ``[e_j, e_{j+1})`` with the last bin closed.
 
+    Notes
+    -----
+    Scores are compared with the float64 edges as given (as ``np.digitize`` does
+    in the reference code), in NumPy and PyTorch alike. Scores at most 1e-4
+    outside the outer edges (float32 rounding of a probability 1) go to the
+    outer bins; further out is an error.
+
     Examples
     --------
     Kull et al. (2019) bin with ``np.digitize(p, np.linspace(0, 1, 15)) - 1``,
@@ -482,7 +496,8 @@ class FixedEdges:
         s = to_numpy(scores)
         if s.ndim != 1:
             raise CalibrationInputError("FixedEdges bins one score per sample")
-        if s.size and (s.min() < e[0] or s.max() > e[-1]):
+        tol = DEFAULT_SUM_TOL
+        if s.size and (s.min() < e[0] - tol or s.max() > e[-1] + tol):
             raise CalibrationInputError(
                 f"scores must lie within the edges [{e[0]}, {e[-1]}]; found range [{s.min()}, {s.max()}]"
             )

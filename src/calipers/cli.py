@@ -96,7 +96,8 @@ Prediction files (never unpickled):
   .csv  header row required: a 'label' (or 'y') column and one column per
         class (p0,p1,... or class names; logit_0,logit_1,... for logits)
 
-Nothing is clipped or renormalised unless asked (--renormalize, --nll-clip);
+Nothing is clipped or renormalised unless asked (--clip, --renormalize,
+--nll-clip);
 an NLL of inf is printed as inf, with a note saying why.
 """
 
@@ -391,12 +392,13 @@ def _file_models(args: argparse.Namespace) -> tuple[list[tuple[str, Predictions]
             labels_path=args.labels,
             logits=True if args.logits else None,
         )
-        if args.renormalize and pf.kind == "logits":
-            raise PredictionFileError(
-                f"--renormalize applies to probabilities, but {pf.source} holds logits ({pf.note})"
-            )
+        for flag, given in (("--renormalize", args.renormalize), ("--clip", args.clip)):
+            if given and pf.kind == "logits":
+                raise PredictionFileError(
+                    f"{flag} applies to probabilities, but {pf.source} holds logits ({pf.note})"
+                )
         try:
-            P = pf.check(renormalize=args.renormalize)
+            P = pf.check(renormalize=args.renormalize, clip=args.clip, sum_tol=args.sum_tol)
         except CalibrationInputError as exc:
             raise CalibrationInputError(f"{pf.source}: {exc}") from None
         models.append((name, P))
@@ -418,6 +420,8 @@ def _cmd_table(args: argparse.Namespace) -> int:
     else:
         models, sources = _default_models(args.renormalize)
     extra = ["rows were renormalised to sum to 1 (--renormalize)"] if args.renormalize else []
+    if args.clip:
+        extra.append("probabilities were clipped into [0, 1] (--clip)")
     table = _build_table(models, sources, args.bins, args.nll_clip, extra)
     fmt = _resolve_format(args)
     text = _FORMATTERS[fmt](table)
@@ -539,6 +543,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="divide each probability row by its sum (otherwise rows must sum to 1)",
     )
+    table.add_argument(
+        "--clip",
+        action="store_true",
+        help="clip probabilities into [0, 1] (for tiny rounding errors in a file)",
+    )
+    table.add_argument(
+        "--sum-tol",
+        type=float,
+        default=None,
+        metavar="TOL",
+        help="tolerance on |row sum - 1| (default: max(1e-4, k * machine epsilon))",
+    )
     table.set_defaults(func=_cmd_table)
 
     demo = sub.add_parser(
@@ -568,6 +584,8 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                 ("--probs-key", args.probs_key),
                 ("--logits-key", args.logits_key),
                 ("--labels-key", args.labels_key),
+                ("--clip", args.clip),
+                ("--sum-tol", args.sum_tol is not None),
             )
             if value
         ]
@@ -576,6 +594,21 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
 
 
 # --------------------------------------------------------------------------- entry point
+
+#: Validation-layer advice and the command-line option that follows it.
+_CLI_OPTIONS = {
+    "pass renormalize=True": "pass --renormalize",
+    "pass logits=True": "pass --logits",
+    "pass clip=True": "pass --clip",
+    "or raise sum_tol": "or raise --sum-tol",
+}
+
+
+def _cli_words(message: str) -> str:
+    """An error message with library keyword arguments replaced by command-line options."""
+    for kwarg, option in _CLI_OPTIONS.items():
+        message = message.replace(kwarg, option)
+    return message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -612,7 +645,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (PredictionFileError, CalibrationInputError) as exc:
-        _info(f"calipers: error: {exc}")
+        _info(f"calipers: error: {_cli_words(str(exc))}")
         return EXIT_INPUT
     except _OutputError as exc:
         _info(f"calipers: error: {exc}")

@@ -390,9 +390,10 @@ def _class_order(names: list[str]) -> tuple[list[int], str]:
     return list(range(len(names))), "class columns in file order: " + ", ".join(names)
 
 
-def _csv_rows(path: Path, n_fields: int) -> list[list[str]]:
-    """All data rows as strings, with a clear error for a ragged row."""
+def _csv_rows(path: Path, n_fields: int) -> tuple[list[list[str]], list[int]]:
+    """All data rows as strings and their line numbers; a ragged row is an error."""
     rows: list[list[str]] = []
+    lines: list[int] = []
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         next(reader, None)
@@ -405,21 +406,26 @@ def _csv_rows(path: Path, n_fields: int) -> list[list[str]]:
                     f"has {n_fields}; every row needs one value per column"
                 )
             rows.append(row)
-    return rows
+            lines.append(reader.line_num)
+    return rows, lines
 
 
-def _parse_float_column(values: Sequence[str], name: str, path: Path) -> np.ndarray:
+def _parse_float_column(
+    values: Sequence[str], name: str, path: Path, lines: Sequence[int]
+) -> np.ndarray:
     out = np.empty(len(values), dtype=np.float64)
     for i, v in enumerate(values):
         try:
             out[i] = float(v)
         except ValueError:
-            raise _err(f"'{path}' line {i + 2}, column '{name}': {v!r} is not a number") from None
+            raise _err(
+                f"'{path}' line {lines[i]}, column '{name}': {v!r} is not a number"
+            ) from None
     return out
 
 
 def _labels_from_strings(
-    values: Sequence[str], classes: list[str], where: str, first_line: int | None
+    values: Sequence[str], classes: list[str], where: str, lines: Sequence[int] | None
 ) -> np.ndarray:
     """Integer labels from strings: class indices, or names from ``classes``."""
     stripped = [v.strip() for v in values]
@@ -441,7 +447,7 @@ def _labels_from_strings(
             out[i] = int(f)
             continue
         known = f" or one of the class columns {classes}" if classes else ""
-        at = f"line {i + first_line}" if first_line is not None else f"entry {i}"
+        at = f"line {lines[i]}" if lines is not None else f"entry {i}"
         raise _err(f"{where}, {at}: label {v!r} is not a class index{known}")
     return out
 
@@ -497,14 +503,18 @@ def _read_csv(
     except ValueError:
         arr2d = None
     raw_labels: Sequence[str] | np.ndarray | None
+    line_nos: list[int] = []  # line of each data row (slow path only)
     if arr2d is not None and arr2d.shape[0] > 0 and arr2d.shape[1] == len(names):
         cols = {j: arr2d[:, j] for j in range(len(names))}
         raw_labels = cols[label_cols[0]] if label_cols else None
     else:
-        rows = _csv_rows(path, len(names))
+        rows, line_nos = _csv_rows(path, len(names))
         if not rows:
             raise _err(f"'{path}' has a header but no data rows")
-        cols = {j: _parse_float_column([r[j] for r in rows], names[j], path) for j in class_cols}
+        cols = {
+            j: _parse_float_column([r[j] for r in rows], names[j], path, line_nos)
+            for j in class_cols
+        }
         raw_labels = [r[label_cols[0]] for r in rows] if label_cols else None
     order, how = _class_order(cnames)
     arr = np.stack([cols[class_cols[o]] for o in order], axis=1)
@@ -517,12 +527,14 @@ def _read_csv(
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise _err(
-                    f"'{path}' line {i + 2}, column '{lname}': label {raw_labels[i]!r} is "
-                    "not a class index (labels are integers 0..k-1 or class column names)"
+                    f"'{path}' data row {i + 1}, column '{lname}': label {float(raw_labels[i]):g} "
+                    "is not a class index (labels are integers 0..k-1 or class column names)"
                 )
             labels = raw_labels.astype(np.int64)
         else:
-            labels = _labels_from_strings(raw_labels, classes, f"'{path}' column '{lname}'", 2)
+            labels = _labels_from_strings(
+                raw_labels, classes, f"'{path}' column '{lname}'", line_nos
+            )
         how += f"; labels from column '{lname}'"
     elif not has_labels_path:
         how += f"; no label column (columns: {', '.join(names)})"

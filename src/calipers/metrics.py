@@ -329,6 +329,12 @@ def sce(
     normalising by ``N_k``, the number of entries kept for class k. The paper's
     formula normalises by N; the two agree when nothing is dropped.
 
+    Because the bins are that code's float64 edges, a float32 score exactly on
+    an edge such as 3/5 can fall in the neighbouring bin compared with the same
+    value in float64 (as in the reference code); use
+    ``cp.calibration_error(..., lens="classwise", selection=cp.threshold(0),
+    estimator=cp.EqualWidth(n_bins, "left"))`` for dtype-exact edges.
+
     Parameters
     ----------
     probs, labels

@@ -28,10 +28,13 @@ Accepted inputs
 Rules (each one has its own test)
 ---------------------------------
 * no NaN or infinity; probabilities in ``[0, 1]``;
-* each row of ``probs`` sums to 1 within ``sum_tol`` (absolute; by default
-  ``max(1e-4, k * eps)`` with ``eps`` the machine epsilon of the input dtype:
-  it admits float32 softmax outputs over 1000+ classes, float16 rows and files
-  stored with a few digits, and rejects real normalisation mistakes);
+* each row of ``probs`` sums to 1 within ``sum_tol``, and every entry lies in
+  ``[-sum_tol, 1 + sum_tol]`` (absolute; by default
+  ``max(1e-4, (log2(k) + 2) * eps)`` with ``eps`` the machine epsilon of the
+  input dtype, i.e. 1e-4 for float32/float64 and about 5e-3 to 1e-2 for
+  float16: it admits float32 rounding such as 1.0000012 in files written from
+  float32 models, and rejects real normalisation mistakes). Values inside the
+  tolerance are kept as they are, not clipped; they fall in the outer bins;
 * labels integral and in range; shapes consistent; ``n >= 1``; ``k >= 2``.
 
 Nothing is clipped or renormalised unless the caller asks
@@ -220,19 +223,19 @@ def _diagnose_probs(P: np.ndarray, sum_tol: float, check_sum: bool) -> None:
     if bad.any():
         idx = _first_true(bad)
         raise _err(
-            f"probs contains a non-finite value ({P[idx]!r}) at {_loc(idx)}; "
+            f"probs contains a non-finite value ({P[idx].item()!r}) at {_loc(idx)}; "
             "calibration metrics need finite probabilities"
         )
-    bad = (P < 0) | (P > 1)
+    bad = (P < -sum_tol) | (P > 1 + sum_tol)
     if bad.any():
         idx = _first_true(bad)
         raise _err(
-            f"probs must lie in [0, 1]; found {P[idx]!r} at {_loc(idx)}. "
+            f"probs must lie in [0, 1]; found {P[idx].item()!r} at {_loc(idx)}. "
             "If these are logits, pass logits=True; if they are tiny rounding "
             "errors, pass clip=True"
         )
     if check_sum:
-        s = P.sum(axis=1, dtype=np.float64)
+        s = P.sum(axis=1, dtype=np.float64 if P.dtype != np.float16 else np.float32)
         bad = ~(np.abs(s - 1.0) <= sum_tol)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -286,7 +289,7 @@ def _check_labels(labels: Any, n: int, k: int, binary: bool, like: Array) -> Arr
         if not np.all((yn == 0) | (yn == 1)):
             idx = _first_true(~((yn == 0) | (yn == 1)))
             raise _err(
-                f"one-hot labels must contain only 0 and 1; found {yn[idx]!r} at {_loc(idx)}"
+                f"one-hot labels must contain only 0 and 1; found {yn[idx].item()!r} at {_loc(idx)}"
             )
         rs = yn.sum(axis=1)
         if not np.all(rs == 1):
@@ -313,7 +316,7 @@ def _check_labels(labels: Any, n: int, k: int, binary: bool, like: Array) -> Arr
         nonint = ~np.isfinite(yn) | (yn != np.round(yn))
         if nonint.any():
             i = int(np.flatnonzero(nonint)[0])
-            raise _err(f"labels must be integers; found {yn[i]!r} at row {i}")
+            raise _err(f"labels must be integers; found {yn[i].item()!r} at row {i}")
         yi = yn.astype(np.int64)
     else:
         raise _err(f"labels must be integers or booleans; got dtype {yn.dtype}")
@@ -343,11 +346,11 @@ def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
     bad = ~np.isfinite(wn)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise _err(f"sample_weight must be finite; found {wn[i]!r} at row {i}")
+        raise _err(f"sample_weight must be finite; found {wn[i].item()!r} at row {i}")
     neg = wn < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        raise _err(f"sample_weight must be non-negative; found {wn[i]!r} at row {i}")
+        raise _err(f"sample_weight must be non-negative; found {wn[i].item()!r} at row {i}")
     if not wn.sum() > 0:
         raise _err("sample_weight sums to 0; at least one sample needs a positive weight")
     if is_torch(like):
@@ -392,9 +395,9 @@ def check_predictions(
     clip : bool, default False
         Clip probabilities into ``[0, 1]`` (after the finiteness check).
     sum_tol : float, optional
-        Absolute tolerance on ``|sum_k p_ik - 1|``; default
-        ``max(1e-4, k * eps)`` with ``eps`` the machine epsilon of the input
-        dtype (1e-4 for float64 and for float32 up to 838 classes).
+        Absolute tolerance on ``|sum_k p_ik - 1|`` and on entries just outside
+        ``[0, 1]``; default ``max(1e-4, (log2(k) + 2) * eps)`` with ``eps`` the
+        machine epsilon of the input dtype (1e-4 for float32 and float64).
     validate : bool, default True
         Set to False only for trusted inputs: skips the value checks on
         ``probs`` (shapes and labels are still checked). Used by the
@@ -440,14 +443,14 @@ def check_predictions(
             "problem pass P(y = 1) as a 1-D array of shape (n,)"
         )
     if sum_tol is None:
-        sum_tol = max(DEFAULT_SUM_TOL, k * _eps(x0))
+        sum_tol = max(DEFAULT_SUM_TOL, (float(np.log2(k)) + 2) * _eps(x0))
     kept_logits = None
     if logits:
         z = x
         zn = _np(z)
         if validate and not np.isfinite(zn).all():
             idx = _first_true(~np.isfinite(zn))
-            raise _err(f"logits contain a non-finite value ({zn[idx]!r}) at {_loc(idx)}")
+            raise _err(f"logits contain a non-finite value ({zn[idx].item()!r}) at {_loc(idx)}")
         kept_logits = z
         x = _sigmoid(z) if binary else _softmax(z)
     else:
@@ -486,9 +489,9 @@ def _fast_check_probs(x: Array, sum_tol: float) -> tuple[Array, Array] | None:
 
     For ``(n, k)`` NumPy input the matrix is read in blocks of rows; per
     block we take the row sums, the minimum and the row arg-max. Row sums
-    within ``sum_tol`` of 1 imply finite entries; a non-negative minimum plus
-    row maxima (the top-label confidences, needed by most metrics anyway)
-    ``<= 1`` complete the range check. The arg-max and confidences are
+    within ``sum_tol`` of 1 imply finite entries; a minimum ``>= -sum_tol``
+    plus row maxima (the top-label confidences, needed by most metrics anyway)
+    ``<= 1 + sum_tol`` complete the range check. The arg-max and confidences are
     returned so the top-label lens does not read the matrix again. Any
     failure falls back to a slow diagnostic pass naming the first offending
     entry.
@@ -497,31 +500,33 @@ def _fast_check_probs(x: Array, sum_tol: float) -> tuple[Array, Array] | None:
         import torch
 
         if x.ndim == 1:
-            ok = bool(torch.all((x >= 0) & (x <= 1)))
+            ok = bool(torch.all((x >= -sum_tol) & (x <= 1 + sum_tol)))
         else:
             s = x.sum(dim=1, dtype=torch.float64)
-            ok = bool(torch.all((s - 1).abs() <= sum_tol)) and bool(x.min() >= 0)
-            ok = ok and bool(x.max() <= 1)
+            ok = bool(torch.all((s - 1).abs() <= sum_tol)) and bool(x.min() >= -sum_tol)
+            ok = ok and bool(x.max() <= 1 + sum_tol)
         if not ok:
             _diagnose_probs(_np(x), sum_tol, x.ndim == 2)
         return None
     if x.ndim == 1:
         lo, hi = x.min(), x.max()
-        if not (lo >= 0 and hi <= 1):
+        if not (lo >= -sum_tol and hi <= 1 + sum_tol):
             _diagnose_probs(x, sum_tol, False)
         return None
     n = x.shape[0]
-    s = np.empty(n, dtype=x.dtype)
+    acc = np.float32 if x.dtype == np.float16 else x.dtype  # float16 sums in float32
+    s = np.empty(n, dtype=acc)
     pred = np.empty(n, dtype=np.intp)
     lo = np.inf
     block = max(1, (1 << 18) // max(1, x.shape[1]))
     for i in range(0, n, block):
         b = x[i : i + block]
-        np.add.reduce(b, axis=1, out=s[i : i + block])
+        np.add.reduce(b, axis=1, dtype=acc, out=s[i : i + block])
         lo = min(lo, b.min())
         np.argmax(b, axis=1, out=pred[i : i + block])
     conf = np.take_along_axis(x, pred[:, None], axis=1)[:, 0]
-    ok = bool(np.all(np.abs(s - 1) <= sum_tol)) and lo >= 0 and bool(conf.max() <= 1)
+    ok = bool(np.all(np.abs(s - 1) <= sum_tol)) and lo >= -sum_tol
+    ok = ok and bool(conf.max() <= 1 + sum_tol)
     if not ok:
         _diagnose_probs(x, sum_tol, True)
     return pred.astype(np.int64, copy=False), conf
