@@ -39,6 +39,7 @@ Each scheme has ``assign(scores, weights) -> (bin_ids, n_bins)``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -519,7 +520,9 @@ class KDTree:
     first coordinate, at that coordinate's (weighted) mean; samples strictly
     below the mean go left. A node is not split when one side would be empty.
     Leaves therefore hold less than ``gamma`` of the weight unless they are
-    unsplittable, i.e. ``max_i |B_i| <= gamma N`` (seed 001 B.1). The code of
+    unsplittable, i.e. ``max_i |B_i| <= gamma N`` (seed 001 B.1). The mean is
+    the correctly rounded weighted mean (``math.fsum``), so the tree does not
+    depend on the order of the rows. The code of
     seed 001 (``DataDependentBinning(min_size=round(N * frac))``) uses the same
     rule with ``min_size = round(gamma N)``, which this class follows.
 
@@ -558,13 +561,18 @@ class KDTree:
         while stack:
             idx = stack.pop()
             wi = w[idx]
-            W = wi.sum()
+            W = np.sort(wi).sum()
             if W >= min_size and len(idx) > 1 and W > 0:
                 Xi = X[idx]
                 mu = (wi[:, None] * Xi).sum(0) / W
                 var = (wi[:, None] * (Xi - mu) ** 2).sum(0) / W
+                # the split must not depend on the order of the rows: variances
+                # equal up to rounding count as ties (first axis wins), and the
+                # split point is the correctly rounded weighted mean (math.fsum)
+                var = np.round(var / max(var.max(), 1e-300), 9)
                 axis = int(np.argmax(var))
-                low = Xi[:, axis] < mu[axis]
+                m = math.fsum((wi * Xi[:, axis]).tolist()) / math.fsum(wi.tolist())
+                low = Xi[:, axis] < m
                 if low.any() and not low.all():
                     # push right first so that the left child gets the lower leaf id
                     stack.append(idx[~low])

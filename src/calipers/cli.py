@@ -192,8 +192,9 @@ def _build_table(
         f"RMSCE: top label, {n_bins} equal-mass bins, root mean square. ACE, TACE: class-wise, "
         f"{n_bins} equal-mass ranges over entries p > 0 (ACE) or p > 0.01 (TACE). SCE: "
         f"class-wise, {n_bins} equal-width bins, p > 0. classwise ECE: {n_bins} equal-width "
-        "bins per class, mean over classes. Brier: sum over classes. NLL: nats. "
-        "Arg-max ties go to the lowest class index."
+        "bins per class, mean over classes. Brier: sum over classes"
+        + (" ((p - y)^2 for binary P(y = 1) input)" if any(P.binary for _, P in models) else "")
+        + ". NLL: nats. Arg-max ties go to the lowest class index."
     )
     settings = {
         "n_bins": n_bins,
@@ -247,7 +248,7 @@ def _format_text(table: _Table) -> str:
         return "  ".join(parts).rstrip()
 
     out = [table.title]
-    out += [f"source: {s}" for s in table.sources]
+    out += [textwrap.fill(f"source: {s}", width=100, subsequent_indent="  ") for s in table.sources]
     out.append("")
     out.append(line(headers))
     out.append(line(["-" * w for w in widths]))
@@ -370,9 +371,9 @@ def _default_models(renormalize: bool) -> tuple[list[tuple[str, Predictions]], l
     ]
     n, k = d.probs[d.model_names[0]].shape
     source = (
-        f"embedded default (no prediction file given): out-of-fold predictions of "
-        f"{len(models)} scikit-learn models on the scikit-learn digits data set, all {n} rows, "
-        f"{k} classes (calipers.datasets.load_default_predictions)"
+        f"embedded default, as no prediction file was given: out-of-fold predictions of "
+        f"{len(models)} scikit-learn models on the digits data set, all {n} rows, {k} classes "
+        "(calipers.datasets.load_default_predictions)"
     )
     return models, [source]
 

@@ -33,7 +33,8 @@ Formats
     * one label column named ``label`` (or ``labels``, ``y``, ``y_true``,
       ``target``, ``targets``; any case) holding class indices ``0..k-1`` or
       class names equal to the probability column names;
-    * every other column is one class. Columns named with a common prefix and
+    * every other column is one class (a single column holds P(y = 1), or the
+      logit, of a binary problem). Columns named with a common prefix and
       the class index (``p0, p1, ...``, ``prob_0, ...`` or ``0, 1, ...``) are
       put in index order; any other names (``cat, dog, ...``) are classes in
       file order. Columns named ``logit_0, logit_1, ...`` (or ``logit_cat``,
@@ -516,9 +517,16 @@ def _read_csv(
             for j in class_cols
         }
         raw_labels = [r[label_cols[0]] for r in rows] if label_cols else None
-    order, how = _class_order(cnames)
-    arr = np.stack([cols[class_cols[o]] for o in order], axis=1)
-    classes = [cnames[o] for o in order]
+    if len(class_cols) == 1:  # one column: P(y = 1) (or a logit) of a binary problem
+        arr = cols[class_cols[0]]
+        classes: list[str] = []
+        how = f"column {cnames[0]} as the binary P(y = 1)"
+        if kind == "logits":
+            how = f"column {cnames[0]} as the binary logit"
+    else:
+        order, how = _class_order(cnames)
+        arr = np.stack([cols[class_cols[o]] for o in order], axis=1)
+        classes = [cnames[o] for o in order]
     labels: np.ndarray | None = None
     if raw_labels is not None:
         lname = names[label_cols[0]]

@@ -37,11 +37,13 @@ def _wmean(v: Any, P: Predictions) -> Any:
         v64 = v.to(torch.float64)
         if w is None:
             return v64.mean()
-        return (v64 * w).sum() / w.sum()
+        # a zero weight means the row is absent, even where its loss is inf
+        return torch.where(w > 0, v64 * w, torch.zeros_like(v64)).sum() / w.sum()
     v64 = np.asarray(v, dtype=np.float64)
     if w is None:
         return float(v64.mean())
-    return float(np.dot(v64, w) / w.sum())
+    keep = w > 0
+    return float(np.dot(v64[keep], w[keep]) / w.sum())
 
 
 def _ret(value: Any, P: Predictions) -> Any:
