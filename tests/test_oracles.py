@@ -22,6 +22,7 @@ import pytest
 import calipers as cp
 from calipers.binning import EqualMass, EqualWidth
 from calipers.metrics import nixon_even_bins
+from toy_data import NIXON_P, NIXON_Y
 
 pytestmark = pytest.mark.oracle
 
@@ -388,17 +389,7 @@ def _rm(P: np.ndarray, y: np.ndarray, name: str, B: int) -> float:
     return rm_general_calibration_error(P, y, num_bins=B, **kw)
 
 
-TOY_P = np.array(
-    [
-        [0.6, 0.3, 0.1],
-        [0.4, 0.4, 0.2],
-        [0.8, 0.1, 0.1],
-        [0.2, 0.5, 0.3],
-        [0.98, 0.015, 0.005],
-        [0.34, 0.33, 0.33],
-    ]
-)
-TOY_Y = np.array([0, 1, 0, 2, 0, 1])
+TOY_P, TOY_Y = NIXON_P, NIXON_Y
 
 
 @pytest.mark.parametrize(

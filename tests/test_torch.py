@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from toy_data import NIXON_P, NIXON_Y
+
 torch = pytest.importorskip("torch")
 
 import calipers as cp  # noqa: E402
@@ -17,17 +19,6 @@ DEVICES = ["cpu", pytest.param("cuda", marks=CUDA)]
 DTYPES = [torch.float32, torch.float64]
 NP_DTYPE = {torch.float32: np.float32, torch.float64: np.float64}
 
-NIXON_P = np.array(
-    [
-        [0.6, 0.3, 0.1],
-        [0.4, 0.4, 0.2],
-        [0.8, 0.1, 0.1],
-        [0.2, 0.5, 0.3],
-        [0.98, 0.015, 0.005],
-        [0.34, 0.33, 0.33],
-    ]
-)
-NIXON_Y = np.array([0, 1, 0, 2, 0, 1])
 
 # (metric, kwargs, conventions.md §3.4 value or a hand value)
 NIXON_CASES = [

@@ -15,6 +15,7 @@ import pytest
 from scipy.special import logsumexp
 
 import calipers as cp
+from toy_data import NIXON_P, NIXON_Y
 
 # ----------------------------------------------------------------------------- §2 edge table
 
@@ -117,18 +118,6 @@ def test_equal_width_zero_and_one(rule: str) -> None:
 
 
 # ----------------------------------------------------------------------------- §3.4 Nixon toy
-
-NIXON_P = np.array(
-    [
-        [0.6, 0.3, 0.1],
-        [0.4, 0.4, 0.2],
-        [0.8, 0.1, 0.1],
-        [0.2, 0.5, 0.3],
-        [0.98, 0.015, 0.005],
-        [0.34, 0.33, 0.33],
-    ]
-)
-NIXON_Y = np.array([0, 1, 0, 2, 0, 1])
 
 
 def test_nixon_toy_ece() -> None:
