@@ -61,7 +61,13 @@ __all__ = [
 
 
 class Binning(Protocol):
-    """Protocol of a binning scheme (an estimator of E[target | score])."""
+    """Protocol of a binning scheme (an estimator of E[target | score]).
+
+    A scheme whose bin for a score does not depend on the other scores may set
+    the class attribute ``pointwise = True``; long slices are then binned and
+    totalled in chunks whose :class:`BinStatistics` are added (same result,
+    less memory).
+    """
 
     def assign(self, scores: Array, weights: Array | None) -> tuple[Array, int]:
         """Return integer bin ids (same namespace as ``scores``) and the bin count."""
@@ -299,6 +305,8 @@ class EqualWidth:
 
     n_bins: int = 15
     edge_rule: Literal["right", "left"] = "right"
+    #: a score's bin does not depend on the other scores (data may be binned in chunks)
+    pointwise = True
 
     def __post_init__(self) -> None:
         equal_width_edges(self.n_bins)
@@ -481,6 +489,8 @@ class FixedEdges:
 
     edges: Any
     closed: Literal["right", "left"] = "right"
+    #: a score's bin does not depend on the other scores (data may be binned in chunks)
+    pointwise = True
 
     def __post_init__(self) -> None:
         e = np.asarray(self.edges, dtype=np.float64)

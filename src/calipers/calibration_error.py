@@ -75,9 +75,42 @@ def _iter_slices(
         if sl.n == 0:
             yield SliceStatistics(sl.name, _empty_stats(sl), 0.0)
             continue
-        ids, nb = estimator.assign(sl.scores, sl.weights)
-        st = bin_statistics(ids, nb, sl.scores, sl.targets, sl.weights, sl.binary_targets)
+        st = _slice_stats(sl, estimator)
         yield SliceStatistics(sl.name, st, float(st.weight.sum()))
+
+
+#: Rows per chunk when a pointwise estimator bins a long 1-D NumPy slice.
+_CHUNK = 1 << 16
+
+
+def _slice_stats(sl: LensSlice, estimator: Binning) -> BinStatistics:
+    """Bin one slice and total it per bin.
+
+    Pointwise estimators (``estimator.pointwise``: a score's bin does not
+    depend on the other scores) run chunk by chunk on long 1-D NumPy slices, and the chunks'
+    BinStatistics are merged with ``+`` (they are additive). The temporaries
+    of the binning (s * B, ids, fractions, masks) then stay in cache instead
+    of being fresh 80 MB arrays, whose page faults cost more than the
+    arithmetic at n = 1e7.
+    """
+    s, t, w = sl.scores, sl.targets, sl.weights
+    if (
+        getattr(estimator, "pointwise", False)
+        and isinstance(s, np.ndarray)
+        and s.ndim == 1
+        and s.shape[0] > 2 * _CHUNK
+    ):
+        total: BinStatistics | None = None
+        for i in range(0, s.shape[0], _CHUNK):
+            j = slice(i, i + _CHUNK)
+            wj = None if w is None else w[j]
+            ids, nb = estimator.assign(s[j], wj)
+            part = bin_statistics(ids, nb, s[j], t[j], wj, sl.binary_targets)
+            total = part if total is None else total + part
+        assert total is not None
+        return total
+    ids, nb = estimator.assign(s, w)
+    return bin_statistics(ids, nb, s, t, w, sl.binary_targets)
 
 
 def _empty_stats(sl: LensSlice) -> BinStatistics:

@@ -1,0 +1,54 @@
+"""Long inputs take the chunked / fast paths; they must give the textbook numbers.
+
+The reference here is written from the definition (Guo et al. 2017, eq. 5) with
+plain NumPy: ``np.searchsorted`` on the edges j/B for the (lo, hi] rule and
+per-bin sums, independent of calipers' binning code.
+"""
+
+import numpy as np
+import pytest
+
+import calipers as cp
+
+
+def _reference_ece(
+    conf: np.ndarray, correct: np.ndarray, B: int, w: np.ndarray | None = None
+) -> float:
+    edges = (np.arange(B + 1) / B).astype(conf.dtype)
+    ids = np.searchsorted(edges[1:-1], conf, side="left")
+    w = np.ones(conf.shape[0]) if w is None else w
+    W = np.bincount(ids, w, B)
+    gap = np.abs(np.bincount(ids, w * conf, B) - np.bincount(ids, w * correct, B))
+    return float(gap.sum() / W.sum())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_ece_on_long_input_matches_definition(dtype: type, weighted: bool) -> None:
+    rng = np.random.default_rng(7)
+    n = 300_001  # several chunks and a ragged last one
+    p = rng.random(n).astype(dtype)
+    p[:1000] = np.round(p[:1000] * 15) / 15  # many values exactly on edges
+    p[1000:1010] = 1.0
+    p[1010:1020] = 0.0
+    y = (rng.random(n) < p).astype(np.int64)
+    w = rng.integers(0, 4, n).astype(np.float64) if weighted else None
+    conf = np.maximum(p, 1 - p)
+    correct = ((p > 0.5) == (y == 1)).astype(np.float64)
+    expected = _reference_ece(conf, correct, 15, w)
+    assert cp.ece(p, y, sample_weight=w) == pytest.approx(expected, rel=1e-10, abs=1e-13)
+    # the positive-class lens
+    expected_pos = _reference_ece(p, y.astype(np.float64), 15, w)
+    got = cp.calibration_error(p, y, lens="binary", sample_weight=w)
+    assert got == pytest.approx(expected_pos, rel=1e-10, abs=1e-13)
+
+
+def test_chunked_statistics_equal_one_pass_counts() -> None:
+    rng = np.random.default_rng(3)
+    p = rng.random(400_000)
+    y = (rng.random(400_000) < p).astype(np.int64)
+    st = cp.binned_statistics(p, y, lens="binary")[0].stats
+    ids = np.searchsorted(np.arange(1, 15) / 15, p, side="left")
+    np.testing.assert_array_equal(st.count, np.bincount(ids, minlength=15))
+    np.testing.assert_allclose(st.sum_score, np.bincount(ids, p, 15), rtol=1e-12)
+    np.testing.assert_array_equal(st.sum_target, np.bincount(ids, y.astype(float), 15))
