@@ -181,6 +181,7 @@ def test_never_unpickles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
     arr = np.empty(1, dtype=object)
     arr[0] = Boom()
+    # a deliberately malicious file: writing it needs pickling; reading it must not unpickle
     np.save(tmp_path / "evil.npy", arr, allow_pickle=True)
     np.savez(tmp_path / "evil.npz", probs=arr, labels=np.array([0]))
 

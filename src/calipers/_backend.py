@@ -81,8 +81,3 @@ def weighted_bincount(ids: Array, weights: Array | None, minlength: int) -> np.n
     if weights is None:
         return np.bincount(ids, minlength=minlength).astype(np.float64)[:minlength]
     return np.bincount(ids, weights=weights, minlength=minlength)[:minlength]
-
-
-def float_dtype_of(x: Array) -> Any:
-    """The floating dtype in which ``x`` is stored (float16/32/64)."""
-    return x.dtype
