@@ -21,6 +21,7 @@ from .binning import BinStatistics, EqualMass, EqualWidth, FixedEdges, KDTree, b
 from .calibration_error import SliceStatistics, binned_statistics, calibration_error
 from .decomposition import corp_decomposition, murphy_decomposition
 from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
+from .kolmogorov_smirnov import ks_calibration_error
 from .lenses import canonical, classwise, grouping, single_class, top_k, top_label
 from .metrics import (
     ace,
@@ -39,8 +40,10 @@ from .metrics import (
     tce_p,
     top_k_ece,
 )
+from .mmce import mmce
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
+from .skce import skce
 from .validation import CalibrationInputError, Predictions, check_predictions
 
 __version__ = "0.1.0"
@@ -88,6 +91,10 @@ __all__ = [
     "tce_p",
     "cwce_p",
     "ce_p",
+    # binning-free calibration errors
+    "ks_calibration_error",
+    "mmce",
+    "skce",
     # scores
     "accuracy",
     "nll",
