@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import as_float64_numpy, wrap_scalar
+from ._backend import wrap_scalar
+from .lenses import top_label_arrays
 from .validation import check_predictions
 
 __all__ = ["ks_calibration_error"]
@@ -62,10 +63,7 @@ def ks_calibration_error(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    pred, conf = P.top_label()
-    c = as_float64_numpy(conf)
-    r = (as_float64_numpy(pred) == as_float64_numpy(P.labels)).astype(np.float64)
-    w = np.ones_like(c) if P.sample_weight is None else as_float64_numpy(P.sample_weight)
+    c, r, w = top_label_arrays(P)
     order = np.argsort(c, kind="stable")
     gaps = np.cumsum((w * (c - r))[order])
     return wrap_scalar(float(np.max(np.abs(gaps)) / w.sum()), P.probs)

@@ -39,13 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import Array, is_torch
+from ._backend import Array, is_torch, to_numpy
 from .validation import CalibrationInputError, Predictions
 
 __all__ = [
     "LensSlice",
     "Lens",
     "top_label",
+    "top_label_arrays",
     "top_k",
     "classwise",
     "single_class",
@@ -133,6 +134,31 @@ def top_label(P: Predictions) -> Iterator[LensSlice]:
     pred, conf = P.top_label()
     correct = _float_like(pred == P.labels, conf)
     yield LensSlice(conf, correct, P.labels, P.sample_weight, "top-label")
+
+
+def top_label_arrays(P: Predictions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Float64 NumPy (confidence, correctness, weight) of the top-label lens.
+
+    For estimators that work on the whole sample rather than on bins (KS,
+    MMCE); unit weights when none were given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions
+    >>> from calipers.lenses import top_label_arrays
+    >>> [a.tolist() for a in top_label_arrays(check_predictions(np.array([[0.3, 0.7]]), [1]))]
+    [[0.7], [1.0], [1.0]]
+    """
+    sl = next(top_label(P))
+    conf = np.asarray(to_numpy(sl.scores), dtype=np.float64)
+    correct = np.asarray(to_numpy(sl.targets), dtype=np.float64)
+    w = (
+        np.ones_like(conf)
+        if sl.weights is None
+        else np.asarray(to_numpy(sl.weights), dtype=np.float64)
+    )
+    return conf, correct, w
 
 
 def top_k(k: int) -> Lens:

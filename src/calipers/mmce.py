@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import as_float64_numpy, wrap_scalar
+from ._backend import wrap_scalar
+from .lenses import top_label_arrays
 from .validation import CalibrationInputError, check_predictions
 
 __all__ = ["mmce"]
@@ -111,10 +112,7 @@ def mmce(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    pred, conf = P.top_label()
-    r = as_float64_numpy(conf)
-    c = (as_float64_numpy(pred) == as_float64_numpy(P.labels)).astype(np.float64)
-    w = np.ones_like(r) if P.sample_weight is None else as_float64_numpy(P.sample_weight)
+    r, c, w = top_label_arrays(P)
     q = _laplace_quadratic_form(r, w * (c - r), float(bandwidth)) / w.sum() ** 2
     q = max(q, 0.0)  # a positive-definite kernel: negative only by rounding
     return wrap_scalar(q if squared else float(np.sqrt(q)), P.probs)
