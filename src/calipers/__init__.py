@@ -20,6 +20,7 @@ from __future__ import annotations
 from .binning import BinStatistics, EqualMass, EqualWidth, FixedEdges, KDTree, bin_statistics
 from .calibration_error import SliceStatistics, binned_statistics, calibration_error
 from .decomposition import corp_decomposition, murphy_decomposition
+from .dirichlet_kernel import DirichletKernel, select_bandwidth
 from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
 from .kolmogorov_smirnov import ks_calibration_error
 from .lenses import canonical, classwise, grouping, single_class, top_k, top_label
@@ -41,6 +42,12 @@ from .metrics import (
     top_k_ece,
 )
 from .mmce import mmce
+from .proper_calibration_error import (
+    ProperCalibrationError,
+    ce_kl,
+    ce_squared_l2,
+    proper_calibration_error,
+)
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
 from .skce import skce
@@ -60,6 +67,8 @@ __all__ = [
     "EqualMass",
     "FixedEdges",
     "KDTree",
+    "DirichletKernel",
+    "select_bandwidth",
     "Lp",
     "TVD",
     "KL",
@@ -91,6 +100,11 @@ __all__ = [
     "tce_p",
     "cwce_p",
     "ce_p",
+    # consistent kernel estimators
+    "proper_calibration_error",
+    "ProperCalibrationError",
+    "ce_kl",
+    "ce_squared_l2",
     # binning-free calibration errors
     "ks_calibration_error",
     "mmce",
