@@ -89,7 +89,12 @@ def _xlogx(x: Array) -> Array:
     if is_torch(x):
         import torch
 
-        return torch.special.xlogy(x, x)
+        # x log x with 0 log 0 = 0 and a zero (not NaN) gradient where x = 0:
+        # r_ik is exactly 0 when no other sample has class k, and xlogy's
+        # backward would give 0 / 0 there
+        pos = x > 0
+        safe = torch.where(pos, x, torch.ones_like(x))
+        return torch.where(pos, safe * safe.log(), torch.zeros_like(x))
     from scipy.special import xlogy
 
     return xlogy(x, x)
