@@ -34,7 +34,9 @@ invalid value (the predecessor code returned -1, conventions.md §5.8).
 from __future__ import annotations
 
 import math
+import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,51 +135,76 @@ def _check_bandwidth(h: Any) -> None:
         raise CalibrationInputError(f"bandwidth must be a positive finite number; got {h!r}")
 
 
-def _loo_blocks(G: Array, w: Array | None, h: float, block: int, leave_one_out: bool) -> Any:
-    """Yield (rows slice, E, m): E = w_j exp(logK_ij - m_i) with the diagonal removed."""
+def _kernel_map(
+    G: Array,
+    w: Array | None,
+    h: float,
+    block: int,
+    leave_one_out: bool,
+    consume: Callable[[Any, Array, Array], Any],
+    rows: np.ndarray | None = None,
+) -> list[Any]:
+    """``consume(rows, E, m)`` for every block of rows; returns the results in order.
+
+    ``E[a, j] = w_j k(g_i; alpha_j) / exp(m_a)`` for the block's rows ``i`` (the
+    diagonal removed with ``leave_one_out``), ``m`` the row maxima of the
+    log-kernel (the LogSumExp shift of seed 003 App. E.1). ``rows`` selects the
+    evaluation rows (default: all). NumPy blocks run on a thread pool (NumPy
+    releases the GIL in matrix products and ufuncs); PyTorch blocks run in turn
+    (PyTorch threads its own kernels).
+    """
     n = G.shape[0]
     torch_in = is_torch(G)
-    # one matrix product gives log k_ij = <log g_i / h, g_j> - log B_j: the
-    # per-centre constant rides along as an extra column ([log G / h, 1] @ [G, -lb].T)
+    # one matrix product gives log(w_j k_ij) = <log g_i / h, g_j> - log B_j + log w_j:
+    # the per-centre constant rides along as an extra column
     lb = _log_beta(G, h)
+    A: Any
+    BT: Any
     if torch_in:
         import torch
 
-        ones = torch.ones((n, 1), dtype=G.dtype, device=G.device)
-        A = torch.cat([_log(G) / h, ones], 1)
-        BT = torch.cat([G, -lb[:, None]], 1).T
+        c = -lb if w is None else torch.log(w) - lb
+        A = torch.cat([_log(G) / h, torch.ones((n, 1), dtype=G.dtype, device=G.device)], 1)
+        BT = torch.cat([G, c[:, None]], 1).T
     else:
+        with np.errstate(divide="ignore"):
+            c = -lb if w is None else np.log(w) - lb
         A = np.concatenate([np.log(G) / h, np.ones((n, 1))], 1)
-        BT = np.ascontiguousarray(np.concatenate([G, -lb[:, None]], 1).T)
-    for i0 in range(0, n, block):
-        i1 = min(n, i0 + block)
-        L = A[i0:i1] @ BT
+        BT = np.ascontiguousarray(np.concatenate([G, c[:, None]], 1).T)
+    R = np.arange(n) if rows is None else np.asarray(rows)
+    starts = list(range(0, len(R), block))
+
+    def one(i0: int) -> Any:
+        idx = R[i0 : i0 + block]
+        sl: Any = slice(int(idx[0]), int(idx[-1]) + 1) if rows is None else idx
         if torch_in:
             import torch
 
+            L = A[sl] @ BT
             if leave_one_out:
-                ar = torch.arange(i1 - i0, device=G.device)
+                ar = torch.arange(len(idx), device=G.device)
                 mask = torch.zeros(L.shape, dtype=torch.bool, device=G.device)
-                mask[ar, ar + i0] = True
+                mask[ar, torch.as_tensor(idx, device=G.device)] = True
                 L = L.masked_fill(mask, -math.inf)
             m = L.max(dim=1, keepdim=True).values.detach()
-            E = torch.exp(L - m)
-            if w is not None:
-                E = E * w[None, :]
-        else:
-            if leave_one_out:
-                r = np.arange(i1 - i0)
-                L[r, r + i0] = -np.inf
-            m = L.max(axis=1, keepdims=True)
-            L -= m
-            # exp(-700) ~ 1e-304 is negligible next to the row maximum's 1 (the
-            # difference from exact zero is < n * 1e-304); the floor keeps exp
-            # out of subnormal numbers, which are an order of magnitude slower
-            np.maximum(L, _LOG_FLOOR, out=L)
-            E = np.exp(L, out=L)
-            if w is not None:
-                E *= w[None, :]
-        yield slice(i0, i1), E, m
+            return consume(sl, torch.exp(L - m), m)
+        L = np.asarray(A[sl] @ BT)
+        if leave_one_out:
+            L[np.arange(len(idx)), idx] = -np.inf
+        m = L.max(axis=1, keepdims=True)
+        L -= m
+        # exp(-700) ~ 1e-304 is negligible next to the row maximum's 1 (the
+        # difference from exact zero is < n * 1e-304); the floor keeps exp
+        # out of subnormal numbers, which are an order of magnitude slower
+        np.maximum(L, _LOG_FLOOR, out=L)
+        return consume(sl, np.exp(L, out=L), m)
+
+    if torch_in or len(starts) == 1:
+        return [one(i0) for i0 in starts]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(starts), os.cpu_count() or 1)) as ex:
+        return list(ex.map(one, starts))
 
 
 @dataclass(frozen=True)
@@ -246,17 +273,20 @@ class DirichletKernel:
             T = np.asarray(targets, dtype=np.float64)
             W = None if weights is None else np.asarray(weights, dtype=np.float64)
         T2 = T.reshape(n, -1)
-        block = _block_rows(n, self.block_size)
-        parts = []
-        for rows, E, _ in _loo_blocks(G, W, self.bandwidth, block, self.leave_one_out):
+
+        def ratio(rows: Any, E: Array, m: Array) -> Array:
             den = E.sum(1)
-            parts.append((E @ T2) / den[:, None])
             if not torch_in and not np.all(den > 0):
-                i = rows.start + int(np.argmin(den > 0))
+                i = int(np.arange(n)[rows][np.argmin(den > 0)])
                 raise CalibrationInputError(
                     f"the kernel estimate at sample {i} has no support (all other "
                     "samples have zero weight)"
                 )
+            return (E @ T2) / den[:, None]
+
+        parts = _kernel_map(
+            G, W, self.bandwidth, _block_rows(n, self.block_size), self.leave_one_out, ratio
+        )
         if torch_in:
             import torch
 
@@ -316,32 +346,18 @@ def _loo_ll_np(
     h: float,
     rows: np.ndarray | None,
     block_size: int | None,
-    A: list[np.ndarray] | None = None,
 ) -> float:
     n = G.shape[0]
-    R = np.arange(n) if rows is None else np.asarray(rows)
-    block = _block_rows(n, block_size)
-    lb = _log_beta(G, h)
-    logG = np.log(G)
     wt = np.ones(n) if w is None else w
     total_w = wt.sum()
-    ll = 0.0
-    for b, i0 in enumerate(range(0, len(R), block)):
-        idx = R[i0 : i0 + block]
-        if A is not None:
-            L = A[b] / h - lb[None, :]
-        else:
-            L = logG[idx] @ G.T / h - lb[None, :]
-        L[np.arange(len(idx)), idx] = -np.inf
-        m = L.max(axis=1, keepdims=True)
-        L -= m
-        np.maximum(L, _LOG_FLOOR, out=L)
-        np.exp(L, out=L)
-        s = L @ wt
+
+    def ll(sl: Any, E: np.ndarray, m: np.ndarray) -> float:
+        idx = np.arange(n)[sl]
         with np.errstate(divide="ignore"):
-            dens = np.log(s) + m[:, 0] - np.log(total_w - wt[idx])
-        ll += float(np.sum(wt[idx] * dens))
-    return ll
+            dens = np.log(E.sum(1)) + m[:, 0] - np.log(total_w - wt[idx])
+        return float(np.sum(wt[idx] * dens))
+
+    return float(sum(_kernel_map(G, w, h, _block_rows(n, block_size), True, ll, rows)))
 
 
 def select_bandwidth(
@@ -407,13 +423,9 @@ def select_bandwidth(
     rows = None
     if n > max_rows:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=max_rows, replace=False))
-    R = np.arange(n) if rows is None else rows
-    block = _block_rows(n, None)
-    logG = np.log(G)
-    A = [logG[R[i : i + block]] @ G.T for i in range(0, len(R), block)]
 
     def objective(log10h: float) -> float:
-        return -_loo_ll_np(G, w, 10.0**log10h, rows, None, A)
+        return -_loo_ll_np(G, w, 10.0**log10h, rows, None)
 
     grid = np.linspace(math.log10(lo), math.log10(hi), n_grid)
     vals = np.array([objective(x) for x in grid])
