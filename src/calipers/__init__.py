@@ -51,6 +51,7 @@ from .proper_calibration_error import (
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
 from .skce import skce
+from .smooth_ece import SmoothReliability, smece, smece_bandwidth, smooth_reliability
 from .validation import CalibrationInputError, Predictions, check_predictions
 
 __version__ = "0.1.0"
@@ -105,6 +106,10 @@ __all__ = [
     "ProperCalibrationError",
     "ce_kl",
     "ce_squared_l2",
+    "smece",
+    "smece_bandwidth",
+    "smooth_reliability",
+    "SmoothReliability",
     # binning-free calibration errors
     "ks_calibration_error",
     "mmce",
