@@ -86,7 +86,10 @@ def main() -> None:
                 est["mle"].append(res.value)
                 est["h"].append(res.bandwidth)
             m = {key: float(np.mean(v)) for key, v in est.items()}
-            rb = lambda key, g: (m[key] - gt[g][0]) / gt[g][0]  # noqa: E731
+
+            def rb(key: str, g: str, m: dict = m, gt: dict = gt) -> float:
+                return (m[key] - gt[g][0]) / gt[g][0]
+
             print(
                 f"{n:>7}{reps:>5}{schedule(n):>9.4g}{m['kl']:>10.5f}{rb('kl', 'kl'):>+10.3f}"
                 f"{m['squared_l2']:>10.5f}{rb('squared_l2', 'squared_l2'):>+10.3f}"

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from .binning import BinStatistics, EqualMass, EqualWidth, FixedEdges, KDTree, bin_statistics
 from .calibration_error import SliceStatistics, binned_statistics, calibration_error
+from .calibration_test import CalibrationTestResult, consistency_test, skce_test
+from .debiased_calibration_error import debiased_calibration_error
 from .decomposition import corp_decomposition, murphy_decomposition
 from .dirichlet_kernel import DirichletKernel, select_bandwidth
 from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
@@ -52,6 +54,7 @@ from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
 from .skce import skce
 from .smooth_ece import SmoothReliability, smece, smece_bandwidth, smooth_reliability
+from .upper_bound import calibration_upper_bound, rbs, recalibration_improvement
 from .validation import CalibrationInputError, Predictions, check_predictions
 
 __version__ = "0.1.0"
@@ -110,6 +113,15 @@ __all__ = [
     "smece_bandwidth",
     "smooth_reliability",
     "SmoothReliability",
+    "debiased_calibration_error",
+    # upper bounds (seed 004)
+    "calibration_upper_bound",
+    "rbs",
+    "recalibration_improvement",
+    # calibration tests
+    "consistency_test",
+    "skce_test",
+    "CalibrationTestResult",
     # binning-free calibration errors
     "ks_calibration_error",
     "mmce",
