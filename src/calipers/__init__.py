@@ -50,6 +50,7 @@ from .proper_calibration_error import (
     ce_squared_l2,
     proper_calibration_error,
 )
+from .recalibration import Recalibrator, TemperatureScaling, load_recalibrator
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
 from .skce import skce
@@ -132,6 +133,10 @@ __all__ = [
     "brier",
     "murphy_decomposition",
     "corp_decomposition",
+    # recalibration
+    "Recalibrator",
+    "TemperatureScaling",
+    "load_recalibrator",
     # validation
     "check_predictions",
     "Predictions",

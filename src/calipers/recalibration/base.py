@@ -1,0 +1,343 @@
+"""One contract for every recalibration method (scikit-learn's estimator style).
+
+A recalibrator is fitted on a calibration split and maps a model's scores to
+new class probabilities::
+
+    rc = TemperatureScaling().fit(logits_cal, labels_cal)
+    probs_test = rc.predict_proba(logits_test)
+
+* Constructor arguments are the hyper-parameters (``get_params`` /
+  ``set_params`` read them from the signature, as scikit-learn does); fitted
+  state lives in attributes ending in ``_``.
+* ``fit(scores, labels, *, logits=None, sample_weight=None)``: ``scores`` are
+  logits or probabilities. ``logits=None`` means the method's natural input
+  (:attr:`Recalibrator.input`); pass ``logits=True/False`` to say what you give.
+  A logit method given probabilities uses ``log p`` (exact: softmax(log p) = p,
+  and log-probabilities are logits up to a per-row constant, which every
+  softmax-based map ignores) and refuses a probability of exactly 0. A
+  probability method given logits applies the softmax. ``predict_proba`` reads
+  the same kind of scores as ``fit`` did unless told otherwise.
+* ``accuracy_preserving`` (the arg-max never changes) and ``injective``
+  (different score vectors never map to the same output; seed 004 Prop. 4.5
+  needs it) are declared per method and checked by property tests.
+* ``to_json`` / ``from_json`` (and ``save`` / ``load``) store the class name,
+  the parameters and the fitted state as plain JSON: nothing is pickled.
+
+Binary problems: scores of shape ``(n,)`` hold the logit (or probability) of
+class 1, and ``predict_proba`` returns ``(n,)`` probabilities of class 1.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import os
+import tempfile
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from .._backend import to_numpy
+from ..validation import CalibrationInputError, check_predictions
+
+__all__ = ["Recalibrator", "load_recalibrator", "register"]
+
+_REGISTRY: dict[str, type[Recalibrator]] = {}
+
+
+def register(cls: type[Recalibrator]) -> type[Recalibrator]:
+    """Class decorator: make a recalibrator loadable by :func:`load_recalibrator`."""
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+def _log_probs(p: np.ndarray, where: str) -> np.ndarray:
+    if np.any(p <= 0):
+        idx = tuple(int(i) for i in np.argwhere(p <= 0)[0])
+        raise CalibrationInputError(
+            f"{where} needs logits; it was given probabilities and would use log p, but "
+            f"entry {idx} is {p[idx]!r} (log 0 = -inf). Pass the model's logits instead "
+            "(logits=True)."
+        )
+    return np.log(p)
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    if z.ndim == 1:
+        return 1.0 / (1.0 + np.exp(-z))
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class Recalibrator:
+    """Base class of every recalibration method (see the module docstring).
+
+    Subclasses set the class attributes ``input`` (``"logits"`` or
+    ``"probs"``), ``accuracy_preserving`` and ``injective`` (or override the
+    properties when they depend on hyper-parameters) and implement
+    ``_fit(S, y, w)`` and ``_transform(S)`` on float64 NumPy arrays of the
+    natural input kind, ``_transform`` returning probabilities.
+    """
+
+    input: ClassVar[Literal["logits", "probs"]] = "logits"
+    _accuracy_preserving: ClassVar[bool] = False
+    _injective: ClassVar[bool] = False
+
+    # ------------------------------------------------------------------ declared properties
+
+    @property
+    def accuracy_preserving(self) -> bool:
+        """True when the arg-max of ``predict_proba`` always equals that of the input."""
+        return self._accuracy_preserving
+
+    @property
+    def injective(self) -> bool:
+        """True when distinct score vectors always give distinct outputs."""
+        return self._injective
+
+    # ------------------------------------------------------------------ parameters
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor arguments, as scikit-learn's ``get_params``."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> Recalibrator:
+        """Set constructor arguments (unknown names raise); returns ``self``."""
+        names = set(self._param_names())
+        for key, value in params.items():
+            if key not in names:
+                raise CalibrationInputError(
+                    f"{type(self).__name__} has no parameter {key!r}; it has {sorted(names)}"
+                )
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # ------------------------------------------------------------------ inputs
+
+    def _scores(
+        self, scores: Any, logits: bool | None, labels: Any = None
+    ) -> tuple[np.ndarray, Any]:
+        """Validated float64 scores of the method's natural kind (and labels)."""
+        given_logits = (self.input == "logits") if logits is None else bool(logits)
+        S = np.asarray(to_numpy(scores), dtype=np.float64)
+        if S.ndim not in (1, 2) or S.shape[0] == 0:
+            raise CalibrationInputError(
+                f"scores must be a non-empty (n,) or (n, k) array; got shape {S.shape}"
+            )
+        if labels is not None or not given_logits:
+            # validation of probabilities (and of labels) by the core layer
+            P = check_predictions(
+                S,
+                np.zeros(S.shape[0], dtype=np.int64) if labels is None else labels,
+                logits=given_logits,
+            )
+            y = None if labels is None else np.asarray(to_numpy(P.labels))
+        else:
+            y = None
+        if given_logits and not np.all(np.isfinite(S)):
+            idx = tuple(int(i) for i in np.argwhere(~np.isfinite(S))[0])
+            raise CalibrationInputError(f"logits must be finite; entry {idx} is {S[idx]!r}")
+        if self.input == "logits" and not given_logits:
+            S = (
+                _log_probs(S, type(self).__name__)
+                if S.ndim == 2
+                else _logit(S, type(self).__name__)
+            )
+        elif self.input == "probs" and given_logits:
+            S = _softmax(S)
+        return S, y
+
+    # ------------------------------------------------------------------ public API
+
+    def fit(
+        self,
+        scores: Any,
+        labels: Any,
+        *,
+        logits: bool | None = None,
+        sample_weight: Any = None,
+    ) -> Recalibrator:
+        """Fit on a calibration split; returns ``self``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n, k) or (n,)
+            Logits or probabilities (see ``logits``).
+        labels : array-like of shape (n,)
+        logits : bool, optional
+            Whether ``scores`` are logits; default: the method's natural input.
+        sample_weight : array-like of shape (n,), optional
+        """
+        S, y = self._scores(scores, logits, labels)
+        w = None
+        if sample_weight is not None:
+            w = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+            check_predictions(
+                _softmax(S) if self.input == "logits" else S, y, sample_weight=w, validate=False
+            )
+        self.n_classes_ = 2 if S.ndim == 1 else int(S.shape[1])
+        self.logits_ = (self.input == "logits") if logits is None else bool(logits)
+        self._fit(S, y, w)
+        return self
+
+    def predict_proba(self, scores: Any, *, logits: bool | None = None) -> np.ndarray:
+        """Recalibrated probabilities, shape of ``scores`` ((n,) = P(y = 1) for binary)."""
+        self._check_fitted()
+        S, _ = self._scores(scores, self.logits_ if logits is None else logits)
+        k = 2 if S.ndim == 1 else int(S.shape[1])
+        if k != self.n_classes_:
+            raise CalibrationInputError(
+                f"{type(self).__name__} was fitted on {self.n_classes_} classes; "
+                f"got scores with {k}"
+            )
+        return self._transform(S)
+
+    def predict(self, scores: Any, *, logits: bool | None = None) -> np.ndarray:
+        """Arg-max class of ``predict_proba`` (ties -> lowest index; binary: p > 0.5)."""
+        p = self.predict_proba(scores, logits=logits)
+        if p.ndim == 1:
+            return (p > 0.5).astype(np.int64)
+        return np.argmax(p, axis=1)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_classes_"):
+            raise CalibrationInputError(
+                f"this {type(self).__name__} is not fitted yet; call fit(scores, labels) first"
+            )
+
+    # ------------------------------------------------------------------ to implement
+
+    def _fit(self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _transform(self, S: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ JSON
+
+    def _state(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
+
+    def to_json(self) -> str:
+        """JSON text with the class, its parameters and its fitted state (no pickle)."""
+        return json.dumps(
+            {
+                "calipers_recalibrator": type(self).__name__,
+                "format": 1,
+                "params": {k: _encode(v) for k, v in self.get_params().items()},
+                "state": {k: _encode(v) for k, v in self._state().items()},
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Recalibrator:
+        """Rebuild a recalibrator written by :meth:`to_json`."""
+        return load_recalibrator(text, expected=cls)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_json` to ``path`` atomically."""
+        d = os.path.dirname(os.fspath(path)) or "."
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".calipers-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(self.to_json())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Recalibrator:
+        """Read a recalibrator saved with :meth:`save`."""
+        with open(path, encoding="utf-8") as f:
+            return cls.from_json(f.read())
+
+
+def _logit(p: np.ndarray, where: str) -> np.ndarray:
+    if np.any((p <= 0) | (p >= 1)):
+        i = int(np.argmax((p <= 0) | (p >= 1)))
+        raise CalibrationInputError(
+            f"{where} needs logits; it was given probabilities and would use log(p / (1 - p)), "
+            f"but entry {i} is {p[i]!r}. Pass the model's logits instead (logits=True)."
+        )
+    return np.log(p) - np.log1p(-p)
+
+
+def _encode(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return {"ndarray": _encode(v.tolist()), "dtype": str(v.dtype), "shape": list(v.shape)}
+    if isinstance(v, (np.floating, float)):
+        f = float(v)
+        return f if math.isfinite(f) else {"float": repr(f)}
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (list, tuple)):
+        return [_encode(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _encode(x) for k, x in v.items()}
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    raise CalibrationInputError(f"cannot store a {type(v).__name__} in JSON: {v!r}")
+
+
+def _decode(v: Any) -> Any:
+    if isinstance(v, dict):
+        if "ndarray" in v:
+            return np.asarray(_decode(v["ndarray"]), dtype=v["dtype"]).reshape(v["shape"])
+        if set(v) == {"float"}:
+            return float(v["float"])
+        return {k: _decode(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_decode(x) for x in v]
+    return v
+
+
+def load_recalibrator(text: str, *, expected: type[Recalibrator] | None = None) -> Recalibrator:
+    """Rebuild any registered recalibrator from the JSON of :meth:`Recalibrator.to_json`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calipers as cp
+    >>> z = np.array([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0], [0.5, 0.0]])
+    >>> ts = cp.TemperatureScaling().fit(z, [0, 1, 1, 0])
+    >>> back = cp.load_recalibrator(ts.to_json())
+    >>> bool(np.allclose(back.predict_proba(z), ts.predict_proba(z)))
+    True
+    """
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CalibrationInputError(f"not a calipers recalibrator JSON document: {e}") from None
+    if not isinstance(doc, dict) or "calipers_recalibrator" not in doc:
+        raise CalibrationInputError(
+            "not a calipers recalibrator JSON document (no 'calipers_recalibrator' key)"
+        )
+    name = doc["calipers_recalibrator"]
+    if name not in _REGISTRY:
+        raise CalibrationInputError(f"unknown recalibrator {name!r}; known: {sorted(_REGISTRY)}")
+    cls = _REGISTRY[name]
+    if expected is not None and expected is not Recalibrator and not issubclass(cls, expected):
+        raise CalibrationInputError(f"the document holds a {name}, not a {expected.__name__}")
+    obj = cls(**{k: _decode(v) for k, v in doc.get("params", {}).items()})
+    for k, v in doc.get("state", {}).items():
+        if not k.endswith("_"):
+            raise CalibrationInputError(f"fitted-state key {k!r} does not end in '_'")
+        setattr(obj, k, _decode(v))
+    return obj
