@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy.spatial.distance import cdist
 from scipy.special import ndtr
 
 from ._backend import as_float64_numpy
+from .skce import block_values, kernel_rows, residuals
 from .validation import CalibrationInputError, check_predictions
 
 __all__ = ["CalibrationTestResult", "consistency_test", "skce_test"]
@@ -219,31 +219,6 @@ def consistency_test(
     return CalibrationTestResult(T, _monte_carlo_p_value(T, null), null, B, "consistency")
 
 
-def _residuals(P: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Float64 (n, k) probabilities and ``e_y - p``."""
-    p = as_float64_numpy(P.full_probs())
-    y = as_float64_numpy(P.labels).astype(np.int64)
-    E = -p
-    E[np.arange(p.shape[0]), y] += 1.0
-    return p, E
-
-
-def _h_rows(p: np.ndarray, E: np.ndarray, rows: slice, bw: float) -> np.ndarray:
-    """Rows ``rows`` of ``h_ij = exp(-||p_i - p_j||_1 / bw) <E_i, E_j>`` (all columns j)."""
-    return np.exp(-cdist(p[rows], p, "cityblock") / bw) * (E[rows] @ E.T)
-
-
-def _block_values(p: np.ndarray, E: np.ndarray, m: int, bw: float) -> np.ndarray:
-    """Unbiased SKCE of each block of m consecutive rows (incomplete last block dropped)."""
-    nb = p.shape[0] // m
-    Pb = p[: nb * m].reshape(nb, m, -1)
-    Eb = E[: nb * m].reshape(nb, m, -1)
-    dist = np.abs(Pb[:, :, None, :] - Pb[:, None, :, :]).sum(-1)
-    H = np.exp(-dist / bw) * np.einsum("bik,bjk->bij", Eb, Eb)
-    off = H.sum(axis=(1, 2)) - np.trace(H, axis1=1, axis2=2)
-    return np.asarray(off / (m * (m - 1)), dtype=np.float64)
-
-
 def skce_test(
     probs: Any,
     labels: Any,
@@ -355,7 +330,7 @@ def skce_test(
             "i.i.d. unweighted rows); use consistency_test with a weighted statistic"
         )
     P = check_predictions(probs, labels, logits=logits, validate=validate)
-    p, E = _residuals(P)
+    p, E = residuals(P)
     n = p.shape[0]
     if method == "block":
         m = int(block_size)
@@ -364,7 +339,7 @@ def skce_test(
                 f"block_size must be an integer >= 2 that leaves at least 2 blocks of the "
                 f"n={n} rows; got {block_size!r}"
             )
-        v = _block_values(p, E, m, bw)
+        v = block_values(p, E, m, bw)
         est = float(v.mean())
         se = float(v.std(ddof=1) / np.sqrt(v.shape[0]))
         if se > 0:
@@ -402,7 +377,7 @@ def _quadratic_null(
     quad = np.zeros(B)  # c' H c
     for a in range(0, n, _ROWS):
         rows = slice(a, min(n, a + _ROWS))
-        H = _h_rows(p, E, rows, bw)
+        H = kernel_rows(p, E, rows, bw)
         g[rows] = H.mean(axis=1)
         quad += np.einsum("bi,bi->b", C @ H.T, C[:, rows])
     total = float(g.sum() * n)  # sum_ij h_ij

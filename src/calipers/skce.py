@@ -17,22 +17,62 @@ The full estimators run over blocks of rows, so memory stays O(block x n).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import numpy as np
 from scipy.spatial.distance import cdist
 
 from ._backend import as_float64_numpy, wrap_scalar
-from .validation import CalibrationInputError, check_predictions
+from .validation import CalibrationInputError, Predictions, check_predictions
 
 __all__ = ["skce"]
 
 _ROWS = 1024
 
 
-def _h_block(P: np.ndarray, E: np.ndarray, i: slice, j: slice, bw: float) -> np.ndarray:
-    kappa = np.exp(-cdist(P[i], P[j], "cityblock") / bw)
-    return kappa * (E[i] @ E[j].T)
+def residuals(P: Predictions) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 (n, k) probabilities and the residuals ``e_y - p`` of validated predictions."""
+    p = as_float64_numpy(P.full_probs())
+    y = as_float64_numpy(P.labels).astype(np.int64)
+    E = -p
+    E[np.arange(p.shape[0]), y] += 1.0
+    return p, E
+
+
+def kernel_rows(p: np.ndarray, E: np.ndarray, rows: slice, bw: float) -> np.ndarray:
+    """Rows ``rows`` of ``h_ij = exp(-||p_i - p_j||_1 / bw) <E_i, E_j>`` (all columns j)."""
+    H = cdist(p[rows], p, "cityblock")
+    H *= -1.0 / bw
+    np.exp(H, out=H)
+    H *= E[rows] @ E.T
+    return H
+
+
+def map_row_blocks(n: int, fn: Callable[[slice], Any]) -> list[Any]:
+    """``fn(rows)`` for consecutive row blocks of ``_ROWS``, on a thread pool.
+
+    The kernel work (cdist, exp, matrix products) releases the GIL, so the
+    blocks of an O(n^2) sum run in parallel on all cores; results in order.
+    """
+    blocks = [slice(a, min(n, a + _ROWS)) for a in range(0, n, _ROWS)]
+    if len(blocks) == 1:
+        return [fn(blocks[0])]
+    with ThreadPoolExecutor(max_workers=min(len(blocks), os.cpu_count() or 1)) as ex:
+        return list(ex.map(fn, blocks))
+
+
+def block_values(p: np.ndarray, E: np.ndarray, m: int, bw: float) -> np.ndarray:
+    """Unbiased SKCE of each block of m consecutive rows (incomplete last block dropped)."""
+    nb = p.shape[0] // m
+    Pb = p[: nb * m].reshape(nb, m, -1)
+    Eb = E[: nb * m].reshape(nb, m, -1)
+    dist = np.abs(Pb[:, :, None, :] - Pb[:, None, :, :]).sum(-1)
+    H = np.exp(-dist / bw) * np.einsum("bik,bjk->bij", Eb, Eb)
+    off = H.sum(axis=(1, 2)) - np.trace(H, axis1=1, axis2=2)
+    return np.asarray(off / (m * (m - 1)), dtype=np.float64)
 
 
 def skce(
@@ -91,11 +131,8 @@ def skce(
     Pr = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    P = as_float64_numpy(Pr.full_probs())
-    y = as_float64_numpy(Pr.labels).astype(np.int64)
+    P, E = residuals(Pr)
     n = P.shape[0]
-    E = -P.copy()
-    E[np.arange(n), y] += 1.0
     bw = float(bandwidth)
     if estimator == "block":
         if Pr.sample_weight is not None:
@@ -103,21 +140,14 @@ def skce(
         m = int(block_size)
         if m < 2 or m > n:
             raise CalibrationInputError(f"block_size must be in [2, n={n}]; got {block_size!r}")
-        nb = n // m
-        Pb = P[: nb * m].reshape(nb, m, -1)
-        Eb = E[: nb * m].reshape(nb, m, -1)
-        dist = np.abs(Pb[:, :, None, :] - Pb[:, None, :, :]).sum(-1)
-        H = np.exp(-dist / bw) * np.einsum("bik,bjk->bij", Eb, Eb)
-        off = H.sum(axis=(1, 2)) - np.trace(H, axis1=1, axis2=2)
-        return wrap_scalar(float(np.mean(off / (m * (m - 1)))), Pr.probs)
+        return wrap_scalar(float(np.mean(block_values(P, E, m, bw))), Pr.probs)
     w = np.ones(n) if Pr.sample_weight is None else as_float64_numpy(Pr.sample_weight)
-    total = 0.0
-    diag = 0.0
-    for a in range(0, n, _ROWS):
-        i = slice(a, min(n, a + _ROWS))
-        H = _h_block(P, E, i, slice(0, n), bw)
-        total += float(w[i] @ H @ w)
-        diag += float(np.sum(w[i] * np.einsum("ij,ij->i", E[i], E[i])))  # kappa(p, p) = 1
+
+    def part(i: slice) -> float:
+        return float(w[i] @ kernel_rows(P, E, i, bw) @ w)
+
+    total = float(sum(map_row_blocks(n, part)))
+    diag = float(np.sum(w * np.einsum("ij,ij->i", E, E)))  # kappa(p, p) = 1
     W = w.sum()
     if estimator == "biased":
         return wrap_scalar(total / W**2, Pr.probs)
