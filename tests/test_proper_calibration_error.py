@@ -388,3 +388,26 @@ def test_torch_values_and_gradients() -> None:
     zp[4, 1] += eps
     zm[4, 1] -= eps
     assert float(z.grad[4, 1]) == pytest.approx((fnp(zp) - fnp(zm)) / (2 * eps), rel=1e-5, abs=1e-9)
+
+
+def test_cuda_matches_numpy_and_differentiates() -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    g, y, w = _random(300, 5, 11)
+    for lens in ("canonical", "classwise", "top_label"):
+        a = cp.proper_calibration_error(
+            torch.tensor(g, device="cuda"),
+            torch.tensor(y, device="cuda"),
+            bandwidth=0.05,
+            lens=lens,
+            sample_weight=torch.tensor(w, device="cuda"),
+        )
+        b = cp.proper_calibration_error(g, y, bandwidth=0.05, lens=lens, sample_weight=w)
+        assert a.value.device.type == "cuda"
+        assert float(a.value) == pytest.approx(b.value, rel=1e-9)
+        assert float(a.sharpness) == pytest.approx(b.sharpness, rel=1e-9)
+    z = torch.randn(50, 4, dtype=torch.float64, device="cuda", requires_grad=True)
+    yt = torch.randint(0, 4, (50,), device="cuda")
+    cp.ce_kl(torch.softmax(z, 1), yt, bandwidth=0.1).backward()
+    assert z.grad is not None and torch.isfinite(z.grad).all()
