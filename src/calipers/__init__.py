@@ -51,6 +51,7 @@ from .proper_calibration_error import (
     proper_calibration_error,
 )
 from .recalibration import Recalibrator, TemperatureScaling, load_recalibrator
+from .report import Report, report
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
 from .skce import skce
@@ -137,6 +138,9 @@ __all__ = [
     "Recalibrator",
     "TemperatureScaling",
     "load_recalibrator",
+    # reports
+    "report",
+    "Report",
     # validation
     "check_predictions",
     "Predictions",

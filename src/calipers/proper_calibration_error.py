@@ -212,7 +212,7 @@ def proper_calibration_error(
     labels: Any,
     *,
     divergence: Literal["kl", "squared_l2"] | Bregman = "kl",
-    lens: Literal["canonical", "classwise", "top_label"] = "canonical",
+    lens: Literal["canonical", "classwise", "top_label", "binary"] = "canonical",
     bandwidth: float | Literal["mle"] = "mle",
     method: Literal["direct", "via_risk"] = "direct",
     class_aggregate: Literal["mean", "sum"] = "mean",
@@ -241,7 +241,8 @@ def proper_calibration_error(
         ``"squared_l2"`` is F = ||p||^2 (CE_2^2, eq. 7). A
         :class:`calipers.Bregman` supplies F and its gradient (acting on rows of
         the input's namespace, or on 1-D q for 1-D lenses with ``binary_f="scalar"``).
-    lens : {"canonical", "classwise", "top_label"}, default "canonical"
+    lens : {"canonical", "classwise", "top_label", "binary"}, default "canonical"
+        ``"binary"``: P(y = 1) vs 1{y = 1} with the Beta kernel (binary problems).
     bandwidth : float or "mle", default "mle"
         Kernel bandwidth h (``alpha = g / h + 1``). ``"mle"`` maximises the
         leave-one-out likelihood with :func:`calipers.select_bandwidth` (for
@@ -296,9 +297,9 @@ def proper_calibration_error(
         )
     if binary_f not in ("scalar", "two_point"):
         raise CalibrationInputError(f"binary_f must be 'scalar' or 'two_point'; got {binary_f!r}")
-    if lens not in ("canonical", "classwise", "top_label"):
+    if lens not in ("canonical", "classwise", "top_label", "binary"):
         raise CalibrationInputError(
-            f"lens must be 'canonical', 'classwise' or 'top_label'; got {lens!r}"
+            f"lens must be 'canonical', 'classwise', 'top_label' or 'binary'; got {lens!r}"
         )
     if not (isinstance(bandwidth, str) and bandwidth == "mle"):
         DirichletKernel(bandwidth)  # validates the number
