@@ -204,9 +204,9 @@ def test_pickle_suffix_is_refused(tmp_path: Path) -> None:
 
 
 def test_unsupported_suffix(tmp_path: Path) -> None:
-    f = tmp_path / "preds.parquet"
+    f = tmp_path / "preds.json"
     f.write_bytes(b"")
-    with pytest.raises(PredictionFileError, match=r"unsupported type '.parquet'.*\.npz.*\.csv"):
+    with pytest.raises(PredictionFileError, match=r"unsupported type '.json'.*\.npz.*\.csv"):
         read_predictions(f)
 
 
