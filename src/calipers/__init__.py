@@ -50,7 +50,15 @@ from .proper_calibration_error import (
     ce_squared_l2,
     proper_calibration_error,
 )
-from .recalibration import Recalibrator, TemperatureScaling, load_recalibrator
+from .recalibration import (
+    HistogramBinning,
+    IsotonicRegression,
+    MeanReplacement,
+    Recalibrator,
+    TemperatureScaling,
+    calibration_split,
+    load_recalibrator,
+)
 from .report import Report, report
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
@@ -137,6 +145,10 @@ __all__ = [
     # recalibration
     "Recalibrator",
     "TemperatureScaling",
+    "HistogramBinning",
+    "IsotonicRegression",
+    "MeanReplacement",
+    "calibration_split",
     "load_recalibrator",
     # reports
     "report",

@@ -57,7 +57,7 @@ def _log_probs(p: np.ndarray, where: str) -> np.ndarray:
         idx = tuple(int(i) for i in np.argwhere(p <= 0)[0])
         raise CalibrationInputError(
             f"{where} needs logits; it was given probabilities and would use log p, but "
-            f"entry {idx} is {p[idx]!r} (log 0 = -inf). Pass the model's logits instead "
+            f"entry {idx} is {float(p[idx])!r} (log 0 = -inf). Pass the model's logits instead "
             "(logits=True)."
         )
     return np.log(p)
@@ -151,7 +151,7 @@ class Recalibrator:
             y = None
         if given_logits and not np.all(np.isfinite(S)):
             idx = tuple(int(i) for i in np.argwhere(~np.isfinite(S))[0])
-            raise CalibrationInputError(f"logits must be finite; entry {idx} is {S[idx]!r}")
+            raise CalibrationInputError(f"logits must be finite; entry {idx} is {float(S[idx])!r}")
         if self.input == "logits" and not given_logits:
             S = (
                 _log_probs(S, type(self).__name__)
@@ -274,7 +274,7 @@ def _logit(p: np.ndarray, where: str) -> np.ndarray:
         i = int(np.argmax((p <= 0) | (p >= 1)))
         raise CalibrationInputError(
             f"{where} needs logits; it was given probabilities and would use log(p / (1 - p)), "
-            f"but entry {i} is {p[i]!r}. Pass the model's logits instead (logits=True)."
+            f"but entry {i} is {float(p[i])!r}. Pass the model's logits instead (logits=True)."
         )
     return np.log(p) - np.log1p(-p)
 

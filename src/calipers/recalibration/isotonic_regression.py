@@ -1,0 +1,159 @@
+"""Isotonic regression recalibration, one-vs-rest (Zadrozny & Elkan 2002).
+
+For every class ``k`` a non-decreasing function ``g_k`` is fitted by weighted
+least squares to the pairs ``(p_ik, 1{y_i = k})`` of the calibration split
+(the pool-adjacent-violators solution, computed by
+:func:`scipy.optimize.isotonic_regression`); a test row becomes
+``(g_1(p_1), ..., g_K(p_K))``, divided by its sum when ``renormalize=True``.
+This is the construction of netcal's ``IsotonicRegression`` and of
+robustness_metrics that seed 000 Table 1 uses (conventions.md §7.2, §10: one
+isotonic fit per class on the softmax columns, then rows renormalised).
+
+Fitting details (the scikit-learn ``IsotonicRegression`` conventions, which
+netcal wraps): calibration scores that are exactly equal are merged first
+(their targets averaged with their weights, their weights summed); the PAV
+solution is stored at the distinct scores, and between them a test score is
+mapped by linear interpolation (``interpolation="linear"``, scikit-learn's
+rule) or by the value at the largest fitted score not above it
+(``interpolation="step"``, a right-continuous step function whose values are
+exactly the fitted bin means). Outside the fitted range the end values are
+used (scikit-learn's ``out_of_bounds="clip"``). scikit-learn merges scores
+closer than about 1e-15; calipers merges only exact ties.
+
+Seed 003 fits a different variant (min-max-scaled scores, no
+renormalisation, outputs clamped to [1e-7, 1 - 1e-7]; conventions.md §10);
+with ``renormalize=False`` this class gives the unscaled, unclamped version.
+Outputs can be exactly 0 on the true class, so the NLL can be infinite (seed
+000 Table 1 reports ``inf`` for IR).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from ..validation import CalibrationInputError
+from .base import Recalibrator, register
+from .histogram_binning import _renormalize_rows
+
+__all__ = ["IsotonicRegression"]
+
+
+def _fit_isotonic(
+    x: np.ndarray, t: np.ndarray, w: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Knots ``(x_j, g_j)`` of the weighted PAV fit of ``t`` on ``x`` (non-decreasing).
+
+    Only the end points of each constant run are kept, which changes neither
+    the linear interpolation nor the step function.
+    """
+    from scipy.optimize import isotonic_regression
+
+    if w is not None:
+        keep = w > 0
+        x, t, w = x[keep], t[keep], w[keep]
+    wt = np.ones_like(x) if w is None else w
+    order = np.argsort(x, kind="stable")
+    xs, ts, ws = x[order], t[order], wt[order]
+    ux, start = np.unique(xs, return_index=True)
+    wsum = np.add.reduceat(ws, start)
+    ym = np.add.reduceat(ws * ts, start) / wsum
+    g = np.asarray(isotonic_regression(ym, weights=wsum, increasing=True).x, dtype=np.float64)
+    g = np.clip(g, 0.0, 1.0)  # PAV means of 0/1 targets; removes last-ulp excursions only
+    keep_pt = np.ones(len(ux), dtype=bool)
+    if len(ux) > 2:
+        keep_pt[1:-1] = (g[1:-1] != g[:-2]) | (g[1:-1] != g[2:])
+    return ux[keep_pt], g[keep_pt]
+
+
+def _predict(
+    x: np.ndarray, knots: np.ndarray, values: np.ndarray, interpolation: str
+) -> np.ndarray:
+    if interpolation == "linear":
+        return np.interp(x, knots, values)
+    j = np.searchsorted(knots, x, side="right") - 1
+    return values[np.clip(j, 0, len(knots) - 1)]
+
+
+@register
+class IsotonicRegression(Recalibrator):
+    """One-vs-rest isotonic regression recalibration (Zadrozny & Elkan 2002).
+
+    Natural input: probabilities (logits are turned into probabilities with a
+    softmax / sigmoid). Not accuracy-preserving (the per-class maps differ and
+    are flat on whole intervals, so classes can be reordered or tied; ties go
+    to the lowest class index) and not injective.
+
+    Parameters
+    ----------
+    renormalize : bool, default True
+        Divide each row of the K fitted values by its sum (netcal; seed 000).
+        A row whose K values are all 0 becomes uniform (1/K). With ``False``
+        the raw one-vs-rest values are returned (they need not sum to 1).
+        Binary ``(n,)`` input has a single fit and no renormalisation.
+    interpolation : {"linear", "step"}, default "linear"
+        Between fitted scores: linear interpolation (scikit-learn and netcal)
+        or the step function (the value at the largest fitted score ``<= x``).
+        Outside the fitted range the end values are used in both cases.
+
+    Attributes
+    ----------
+    thresholds_ : list of numpy.ndarray
+        Per class (one entry for binary input) the increasing fitted scores
+        (end points of the constant runs of the PAV solution).
+    values_ : list of numpy.ndarray
+        The fitted values at ``thresholds_``, non-decreasing, in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.recalibration.isotonic_regression import IsotonicRegression
+    >>> p1 = np.array([0.1, 0.3, 0.4, 0.6, 0.8, 0.9])      # binary: P(y = 1)
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> ir = IsotonicRegression().fit(p1, y)
+    >>> ir.thresholds_[0], ir.values_[0]                    # PAV pools 0.3 and 0.4
+    (array([0.1, 0.3, 0.4, 0.6, 0.9]), array([0. , 0.5, 0.5, 1. , 1. ]))
+    >>> ir.predict_proba(np.array([0.05, 0.2, 0.5, 0.95]))
+    array([0.  , 0.25, 0.75, 1.  ])
+    >>> IsotonicRegression(interpolation="step").fit(p1, y).predict_proba(np.array([0.2, 0.5]))
+    array([0. , 0.5])
+    """
+
+    input = "probs"
+    _accuracy_preserving = False
+    _injective = False
+
+    def __init__(
+        self,
+        renormalize: bool = True,
+        interpolation: Literal["linear", "step"] = "linear",
+    ) -> None:
+        self.renormalize = renormalize
+        self.interpolation = interpolation
+
+    def _fit(self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
+        if self.interpolation not in ("linear", "step"):
+            raise CalibrationInputError(
+                "IsotonicRegression: interpolation must be 'linear' or 'step'; "
+                f"got {self.interpolation!r}"
+            )
+        cols = [S] if S.ndim == 1 else [S[:, k] for k in range(S.shape[1])]
+        targets = [y == 1] if S.ndim == 1 else [y == k for k in range(S.shape[1])]
+        thr, val = [], []
+        for x, t in zip(cols, targets, strict=True):
+            a, b = _fit_isotonic(x, t.astype(np.float64), w)
+            thr.append(a)
+            val.append(b)
+        self.thresholds_ = thr
+        self.values_ = val
+
+    def _transform(self, S: np.ndarray) -> np.ndarray:
+        knots = [np.asarray(a, dtype=np.float64) for a in self.thresholds_]
+        vals = [np.asarray(b, dtype=np.float64) for b in self.values_]
+        if S.ndim == 1:
+            return _predict(S, knots[0], vals[0], self.interpolation)
+        Q = np.empty_like(S)
+        for k in range(S.shape[1]):
+            Q[:, k] = _predict(S[:, k], knots[k], vals[k], self.interpolation)
+        return _renormalize_rows(Q) if self.renormalize else Q
