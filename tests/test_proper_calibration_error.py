@@ -411,3 +411,15 @@ def test_cuda_matches_numpy_and_differentiates() -> None:
     yt = torch.randint(0, 4, (50,), device="cuda")
     cp.ce_kl(torch.softmax(z, 1), yt, bandwidth=0.1).backward()
     assert z.grad is not None and torch.isfinite(z.grad).all()
+
+
+def test_scores_at_one_give_finite_values() -> None:
+    """Confidences of exactly 1 (random forests) once gave r = 1 + ulp and F(r) = NaN."""
+    rng = np.random.default_rng(12)
+    conf = np.concatenate([np.ones(40), rng.uniform(0.5, 1, 60)])
+    correct = (rng.random(100) < conf).astype(int)
+    for div in ("kl", "squared_l2"):
+        res = cp.proper_calibration_error(conf, correct, lens="binary", divergence=div, bandwidth=0.02)
+        assert all(np.isfinite([res.direct, res.via_risk, res.refinement, res.sharpness]))
+        r = cp.DirichletKernel(0.02).regress(conf, correct.astype(float), None)
+        assert r.min() >= 0 and r.max() <= 1

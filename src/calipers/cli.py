@@ -320,8 +320,8 @@ def _current_umask() -> int:
     return mask
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same directory,
+def write_atomic(path: str | Path, text: str | bytes) -> None:
+    """Write ``text`` (or bytes) to ``path`` atomically: a temporary file in the same directory,
     flushed to disk, then moved over ``path`` with :func:`os.replace`.
 
     A reader never sees a half-written file, and an existing file keeps its
@@ -334,10 +334,16 @@ def write_atomic(path: str | Path, text: str) -> None:
     except OSError as exc:
         raise _OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as fb:
+                fb.write(text)
+                fb.flush()
+                os.fsync(fb.fileno())
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
         mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_current_umask()
         os.chmod(tmp, mode)
         os.replace(tmp, target)

@@ -282,7 +282,10 @@ class DirichletKernel:
                     f"the kernel estimate at sample {i} has no support (all other "
                     "samples have zero weight)"
                 )
-            return (E @ T2) / den[:, None]
+            r = (E @ T2) / den[:, None]
+            # a weighted mean of targets in [0, 1]; rounding can leave it an ulp
+            # outside (then 1 - r < 0 and F(r) = NaN for the KL generator)
+            return r.clamp(0.0, 1.0) if torch_in else np.clip(r, 0.0, 1.0, out=r)
 
         parts = _kernel_map(
             G, W, self.bandwidth, _block_rows(n, self.block_size), self.leave_one_out, ratio

@@ -79,6 +79,16 @@ COLUMNS: dict[str, str] = {
 
 UNCALIBRATED = "uncalibrated"
 
+_CSS = (
+    "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;"
+    "color:#222}table.calipers-report{border-collapse:collapse;font-size:0.9em}"
+    "table.calipers-report th,table.calipers-report td{border-bottom:1px solid #ddd;"
+    "padding:4px 8px;text-align:right}table.calipers-report td:nth-child(-n+2),"
+    "table.calipers-report th:nth-child(-n+2){text-align:left}tr.flagged{background:#fff4e5}"
+    ".figures{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}figure img{max-width:420px}"
+    "figcaption{font-size:0.8em;color:#555}"
+)
+
 
 @dataclass
 class ReportRow:
@@ -215,6 +225,61 @@ class Report:
     def _repr_html_(self) -> str:
         return self._table_html()
 
+    def to_html(self, title: str = "calipers report") -> str:
+        """One self-contained HTML page: the table, the flags, the settings and every
+        figure embedded as a data URI (viewable offline, no network access)."""
+        import base64
+
+        figs = []
+        for key, png in self.figures.items():
+            model, method, kind = key.split("__")
+            b64 = base64.b64encode(png).decode("ascii")
+            cap = html.escape(f"{model} / {method}: {FIGURE_KINDS.get(kind, kind)}")
+            figs.append(
+                f'<figure><img alt="{cap}" src="data:image/png;base64,{b64}">'
+                f"<figcaption>{cap}</figcaption></figure>"
+            )
+        settings = "".join(
+            f"<li><b>{html.escape(str(k))}</b>: {html.escape(str(v))}</li>"
+            for k, v in self.settings.items()
+        )
+        return (
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1>"
+            "<p>Accuracy, proper scores and calibration errors reported together "
+            "(seed 000 §6); lower is better except accuracy and the p-value.</p>"
+            f"{self._table_html()}<h2>Settings</h2><ul>{settings}</ul>"
+            + (f'<h2>Figures</h2><div class="figures">{"".join(figs)}</div>' if figs else "")
+            + "</body></html>\n"
+        )
+
+    def save(self, directory: str | Any) -> list[str]:
+        """Write ``report.html``, ``report.json``, ``report.md``, ``report.tex`` and
+        ``figures/*.png`` into ``directory`` (created if needed), each file atomically.
+        Returns the paths written."""
+        from pathlib import Path
+
+        from .cli import write_atomic
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, text in (
+            ("report.html", self.to_html()),
+            ("report.json", self.to_json()),
+            ("report.md", self.to_markdown()),
+            ("report.tex", self.to_latex()),
+        ):
+            write_atomic(out / name, text)
+            written.append(str(out / name))
+        if self.figures:
+            (out / "figures").mkdir(exist_ok=True)
+            for key, png in self.figures.items():
+                write_atomic(out / "figures" / f"{key}.png", png)
+                written.append(str(out / "figures" / f"{key}.png"))
+        return written
+
 
 # ----------------------------------------------------------------------------- computing
 
@@ -330,6 +395,7 @@ def report(
     null_resamples: int = 200,
     kernel_max_n: int = 5000,
     kernel_bandwidth: float = 0.02,
+    figures: bool = False,
     seed: int = 0,
 ) -> Report:
     """Compute the standard suite for every model (and every recalibration of it).
@@ -358,7 +424,14 @@ def report(
         Rows used for the kernel estimates (seeded subsample beyond it).
     kernel_bandwidth : float, default 0.02
         Beta-kernel bandwidth (seed 003's CIFAR value).
+    figures : bool, default False
+        Also draw, per row, the reliability diagram, the smooth reliability
+        diagram and the calibration-sharpness diagram (needs matplotlib); they
+        are embedded in :meth:`Report.to_html` and written by :meth:`Report.save`.
     seed : int, default 0
+
+    A recalibrator that cannot be applied to a model (e.g. a logit method given
+    probabilities with exact zeros) gives a row of NaN with the reason as a flag.
 
     Examples
     --------
@@ -386,6 +459,7 @@ def report(
         )
     kw: dict[str, Any] = {"kernel_max_n": kernel_max_n, "kernel_bandwidth": kernel_bandwidth}
     rows: list[ReportRow] = []
+    figs: dict[str, bytes] = {}
     for mi, (name, value) in enumerate(models.items()):
         is_logits = logits.get(name, False) if isinstance(logits, Mapping) else bool(logits)
         scores, labels = _as_pair(name, value)
@@ -394,24 +468,32 @@ def report(
             if isinstance(scores, Predictions)
             else check_predictions(scores, labels, logits=is_logits)
         )
-        variants: list[tuple[str, Predictions]] = [(UNCALIBRATED, P)]
+        variants: list[tuple[str, Predictions | str]] = [(UNCALIBRATED, P)]
         if recalibrators:
             if name not in calibration:  # type: ignore[operator]
                 raise CalibrationInputError(f"no calibration split for model {name!r}")
             cs, cl = _as_pair(name, calibration[name])  # type: ignore[index]
             for rc in recalibrators:
-                fitted = type(rc)(**rc.get_params()).fit(cs, cl, logits=is_logits)
-                probs = fitted.predict_proba(scores, logits=is_logits)
-                variants.append(
-                    (type(rc).__name__, check_predictions(probs, labels, validate=False))
-                )
-        for vi, (method, Q) in enumerate(variants):
+                try:
+                    fitted = type(rc)(**rc.get_params()).fit(cs, cl, logits=is_logits)
+                    probs = fitted.predict_proba(scores, logits=is_logits)
+                    Q: Predictions | str = check_predictions(probs, labels, validate=False)
+                except CalibrationInputError as exc:
+                    Q = f"not applicable: {exc}"
+                variants.append((type(rc).__name__, Q))
+        for vi, (method, Qv) in enumerate(variants):
+            if isinstance(Qv, str):
+                nan = dict.fromkeys(COLUMNS, math.nan)
+                rows.append(ReportRow(name, method, 0, nan, flags=[Qv]))
+                continue
             s = seed + 1000 * mi + vi
-            metrics = _suite(Q, null_resamples=null_resamples, seed=s, **kw)
-            row = ReportRow(name, method, int(Q.n_samples), metrics)
+            metrics = _suite(Qv, null_resamples=null_resamples, seed=s, **kw)
+            row = ReportRow(name, method, int(Qv.n_samples), metrics)
             if n_bootstrap:
-                row.intervals = _bootstrap(Q, int(n_bootstrap), np.random.default_rng(s + 7), **kw)
+                row.intervals = _bootstrap(Qv, int(n_bootstrap), np.random.default_rng(s + 7), **kw)
             rows.append(row)
+            if figures:
+                figs.update(_figures(name, method, Qv))
     _flag(rows)
     settings = {
         "ece": "top-label, 15 equal-width bins, L1",
@@ -421,7 +503,45 @@ def report(
         "n_bootstrap": n_bootstrap,
         "seed": seed,
     }
-    return Report(rows, settings)
+    return Report(rows, settings, figures=figs)
+
+
+#: Diagram kinds drawn per row with ``figures=True`` (file stem -> title).
+FIGURE_KINDS = {
+    "reliability": "Reliability diagram",
+    "smooth": "Smooth reliability diagram",
+    "sharpness": "Calibration-sharpness diagram",
+}
+
+
+def _figures(model: str, method: str, Q: Predictions) -> dict[str, bytes]:
+    import io
+
+    from .diagrams import (
+        calibration_sharpness_diagram,
+        reliability_diagram,
+        smooth_reliability_diagram,
+    )
+
+    out = {}
+    makers: dict[str, Any] = {
+        "reliability": reliability_diagram,
+        "smooth": smooth_reliability_diagram,
+        "sharpness": calibration_sharpness_diagram,
+    }
+    import matplotlib.pyplot as plt
+
+    for kind, make in makers.items():
+        fig = make(Q, title=f"{model} / {method}")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=150)
+        plt.close(fig)
+        out[f"{_slug(model)}__{_slug(method)}__{kind}"] = buf.getvalue()
+    return out
+
+
+def _slug(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in s)
 
 
 def _flag(rows: list[ReportRow]) -> None:
