@@ -206,18 +206,39 @@ def test_markdown_and_csv_formats(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["demo"], capsys)
+    code, out, err = run(["demo", "--out", str(tmp_path / "t"), "--table-only"], capsys)
     assert code == 0, err
     code2, table_out, _ = run(["table"], capsys)
     assert out == table_out
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["table.json", "table.md"]
     target = tmp_path / "demo" / "nested"
-    code, out, err = run(["demo", "--out", str(target)], capsys)
+    code, out, err = run(["demo", "--out", str(target), "--recalibrate", "ts,mrr"], capsys)
     assert code == 0, err
     assert "gaussian_nb" in out
-    assert sorted(p.name for p in target.iterdir()) == ["table.json", "table.md"]
+    names = sorted(p.name for p in target.iterdir())
+    assert names == ["figures", "report.html", "report.json", "report.md", "report.tex",
+                     "table.json", "table.md"]
     doc = json.loads((target / "table.json").read_text())
     assert [m["model"] for m in doc["models"]] == list(load_default_predictions().model_names)
     assert "| gaussian_nb | 1797 |" in (target / "table.md").read_text()
+    # the report's numbers are the library's, on the test half of the embedded split
+    d = load_default_predictions()
+    test = ~d.is_calibration
+    rep = json.loads((target / "report.json").read_text())
+    rows = {(r["model"], r["method"]): r for r in rep["rows"]}
+    lr = rows[("logistic_regression", "uncalibrated")]["metrics"]
+    assert lr["ece"] == pytest.approx(cp.ece(d.probs["logistic_regression"][test], d.labels[test]),
+                                      rel=1e-9)
+    ts = cp.TemperatureScaling().fit(d.logits["logistic_regression"][~test], d.labels[~test])
+    p_ts = ts.predict_proba(d.logits["logistic_regression"][test])
+    assert rows[("logistic_regression", "TemperatureScaling")]["metrics"]["nll"] == pytest.approx(
+        cp.nll(p_ts, d.labels[test]), rel=1e-9)
+    # TS cannot take the naive Bayes probabilities (exact zeros): a row that says why
+    assert "not applicable" in rows[("gaussian_nb", "TemperatureScaling")]["flags"][0]
+    assert rows[("gaussian_nb", "uncalibrated")]["metrics"]["nll"] == "inf"
+    assert len(list((target / "figures").glob("*.png"))) == 3 * 7
+    html_text = (target / "report.html").read_text()
+    assert html_text.count("data:image/png;base64,") == 3 * 7 and "<table" in html_text
 
 
 # ----------------------------------------------------------------------------- files
@@ -562,7 +583,7 @@ def test_readme_starts_with_the_two_commands() -> None:
     ]
 
 
-def test_readme_demo_table_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_demo_table_is_current(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The table shown in README.md is what ``calipers demo`` prints today."""
     readme = ROOT / "README.md"
     if not readme.exists():
@@ -573,7 +594,7 @@ def test_readme_demo_table_is_current(capsys: pytest.CaptureFixture[str]) -> Non
         if line.split(" ")[0] in {"model", "gaussian_nb", "random_forest", "logistic_regression"}
     ]
     assert len(shown) == 4
-    code, out, _ = run(["demo"], capsys)
+    code, out, _ = run(["demo", "--out", str(tmp_path), "--table-only"], capsys)
     assert code == 0
     printed = out.splitlines()
     for line in shown:

@@ -69,13 +69,16 @@ _SUFFIX_FORMAT = {".json": "json", ".md": "markdown", ".markdown": "markdown", "
 EPILOG = """\
 examples:
   calipers demo                                  the table of the embedded default
-  calipers demo --out demo/                      ... and demo/table.md, demo/table.json
+  calipers demo --out demo/                      the whole job; HTML report etc. in demo/
   calipers table                                 the same table (no file: embedded default)
   calipers table preds.npz                       arrays 'probs' (or 'logits') and 'labels'
   calipers table preds.csv --format markdown     CSV with a header: label,p0,p1,...
   calipers table logits.npy --logits --labels y.npy
   calipers table a.npz b.npz --out table.json    one row per file; format from the suffix
   calipers table preds.npz --nll-clip 1e-15      also the NLL with p_y clipped to [eps, 1-eps]
+  calipers report val.npz --recalibrate ts,hb,ir --out rep/   split, recalibrate, HTML report
+  calipers report test.npz --calibration val.npz --recalibrate ts --format json
+  calipers diagram reliability preds.npz --out reliability.svg
 
 exit status: 0 ok, 1 unexpected error, 2 usage error, 3 bad input file or invalid predictions
 """
@@ -99,6 +102,21 @@ Prediction files (never unpickled):
 Nothing is clipped or renormalised unless asked (--clip, --renormalize,
 --nll-clip);
 an NLL of inf is printed as inf, with a note saying why.
+"""
+
+
+REPORT_DESCRIPTION = """\
+The standard report (seed 000 §6: accuracy, proper scores and calibration errors
+together): accuracy, NLL, Brier, RBS, ECE, ACE, SmoothECE, kernel CE_KL and CE_2^2,
+refinement, and the ECE's p-value under a calibrated null, one row per model (and per
+recalibration method with --recalibrate). Flags the seed 000 pitfall (a calibration
+error that falls while the proper score rises) by itself.
+
+Recalibration methods are fitted on --calibration files, or on a stratified, seeded
+split of each FILE (--split), and evaluated on the rest.
+
+Prediction files (never unpickled): .npz, .npy, .csv, .parquet (needs pyarrow),
+.pt/.pth (torch, weights only); see 'calipers table --help' for their layouts.
 """
 
 
@@ -397,7 +415,7 @@ def _file_models(args: argparse.Namespace) -> tuple[list[tuple[str, Predictions]
             logits_key=args.logits_key,
             labels_key=args.labels_key,
             labels_path=args.labels,
-            logits=True if args.logits else None,
+            logits=True if args.logits else (False if getattr(args, "probs", False) else None),
         )
         for flag, given in (("--renormalize", args.renormalize), ("--clip", args.clip)):
             if given and pf.kind == "logits":
@@ -447,15 +465,187 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     models, sources = _default_models(False)
     table = _build_table(models, sources, args.bins, args.nll_clip)
     _emit(_format_text(table))
-    if args.out is not None:
-        out = Path(args.out)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise _OutputError(f"cannot create directory '{out}': {exc.strerror or exc}") from None
-        for name, fmt in (("table.md", "markdown"), ("table.json", "json")):
-            write_atomic(out / name, _FORMATTERS[fmt](table))
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _OutputError(f"cannot create directory '{out}': {exc.strerror or exc}") from None
+    for name, fmt in (("table.md", "markdown"), ("table.json", "json")):
+        write_atomic(out / name, _FORMATTERS[fmt](table))
+    if args.table_only:
         _info(f"calipers: wrote {out / 'table.md'} and {out / 'table.json'}")
+        return EXIT_OK
+    from .datasets import load_default_predictions
+
+    d = load_default_predictions()
+    cal = d.is_calibration
+    test_sets: dict[str, Any] = {}
+    cal_sets: dict[str, Any] = {}
+    is_logits: dict[str, bool] = {}
+    for name in d.model_names:
+        scores = d.logits.get(name, d.probs[name])
+        is_logits[name] = name in d.logits
+        test_sets[name] = (scores[~cal], d.labels[~cal])
+        cal_sets[name] = (scores[cal], d.labels[cal])
+    rep = _run_report(
+        test_sets, is_logits, cal_sets, _recalibrators(args.recalibrate), args, figures=True
+    )
+    written = _save_report(rep, out)
+    _info(
+        f"calipers: fitted {len(_recalibrators(args.recalibrate))} recalibration methods on the "
+        f"calibration half and evaluated them on the test half; wrote {len(written) + 2} files "
+        f"to {out}/ (open {out / 'report.html'})"
+    )
+    return EXIT_OK
+
+
+#: Short names of the recalibration methods on the command line.
+METHOD_ALIASES = {
+    "ts": "TemperatureScaling",
+    "vs": "VectorScaling",
+    "ms": "MatrixScaling",
+    "bcts": "BiasCorrectedTemperatureScaling",
+    "ets": "EnsembleTemperatureScaling",
+    "diag": "MonotoneLogitMap",
+    "platt": "PlattScaling",
+    "beta": "BetaCalibration",
+    "hb": "HistogramBinning",
+    "ir": "IsotonicRegression",
+    "mrr": "MeanReplacement",
+}
+DEFAULT_METHODS = "ts,ets,hb,ir,mrr"
+
+
+def _recalibrators(spec: str) -> list[Any]:
+    import calipers.recalibration as rmod
+    from calipers.recalibration.base import _REGISTRY
+
+    del rmod  # imported for its side effect: every method registers itself
+    if not spec or spec == "none":
+        return []
+    names = []
+    lower = {k.lower(): k for k in _REGISTRY}
+    for word in spec.split(","):
+        w = word.strip()
+        key = METHOD_ALIASES.get(w.lower(), lower.get(w.lower()))
+        if key is None or key not in _REGISTRY:
+            known = ", ".join(sorted(METHOD_ALIASES))
+            raise CalibrationInputError(
+                f"unknown recalibration method {w!r}; use short names ({known}) or class names"
+            )
+        names.append(key)
+    return [_REGISTRY[k]() for k in names]
+
+
+def _run_report(
+    test_sets: dict[str, Any],
+    is_logits: dict[str, bool],
+    cal_sets: dict[str, Any] | None,
+    recalibrators: list[Any],
+    args: argparse.Namespace,
+    figures: bool,
+) -> Any:
+    from .report import report
+
+    return report(
+        test_sets,
+        logits=is_logits,
+        calibration=cal_sets,
+        recalibrators=recalibrators,
+        n_bootstrap=getattr(args, "bootstrap", 0),
+        null_resamples=getattr(args, "null_resamples", 200),
+        seed=getattr(args, "seed", 0),
+        figures=figures,
+        progress=True,
+    )
+
+
+def _save_report(rep: Any, out: Path) -> list[str]:
+    try:
+        return list(rep.save(out))
+    except OSError as exc:
+        raise _OutputError(f"cannot write the report to '{out}': {exc.strerror or exc}") from None
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    models, sources = _file_models(args)
+    if args.calibration and len(args.calibration) != len(models):
+        raise CalibrationInputError(
+            f"--calibration needs one file per prediction file ({len(models)}); "
+            f"got {len(args.calibration)}"
+        )
+    methods = _recalibrators(args.recalibrate)
+    test_sets: dict[str, Any] = {}
+    cal_sets: dict[str, Any] | None = {} if (methods or args.calibration) else None
+    is_logits: dict[str, bool] = {}
+    for i, (name, P) in enumerate(models):
+        logit_input = P.logits is not None
+        scores: Any = P.logits if logit_input else P.probs
+        is_logits[name] = logit_input
+        if args.calibration:
+            cargs = argparse.Namespace(**{**vars(args), "files": [args.calibration[i]]})
+            cmodels, _ = _file_models(cargs)
+            C = cmodels[0][1]
+            assert cal_sets is not None
+            cal_sets[name] = (C.logits if logit_input else C.probs, C.labels)
+            test_sets[name] = (scores, P.labels)
+        elif methods:
+            from .recalibration import calibration_split_indices
+
+            ci, ti = calibration_split_indices(
+                P.labels, calibration_size=args.split, seed=args.seed
+            )
+            assert cal_sets is not None
+            cal_sets[name] = (scores[ci], P.labels[ci])
+            test_sets[name] = (scores[ti], P.labels[ti])
+            sources.append(
+                f"{name}: split {len(ci)} calibration / {len(ti)} test rows "
+                f"(stratified, seed {args.seed})"
+            )
+        else:
+            test_sets[name] = (scores, P.labels)
+    for line in sources:
+        _info(f"source: {line}")
+    rep = _run_report(test_sets, is_logits, cal_sets, methods, args, figures=args.out is not None)
+    fmt = args.format or "markdown"
+    text = {
+        "markdown": rep.to_markdown,
+        "json": rep.to_json,
+        "latex": rep.to_latex,
+        "html": rep.to_html,
+    }[fmt]()
+    _emit(text)
+    if args.out is not None:
+        written = _save_report(rep, Path(args.out))
+        _info(f"calipers: wrote {len(written)} files to {args.out}/")
+    return EXIT_OK
+
+
+def _cmd_diagram(args: argparse.Namespace) -> int:
+    from . import diagrams
+
+    models, _ = _file_models(args)
+    ((name, P),) = models[:1]
+    kinds = {
+        "reliability": lambda: diagrams.reliability_diagram(P, n_bins=args.bins, title=name),
+        "smooth": lambda: diagrams.smooth_reliability_diagram(P, title=name),
+        "sharpness": lambda: diagrams.calibration_sharpness_diagram(
+            P, bandwidth=args.bandwidth, title=name
+        ),
+        "classwise": lambda: diagrams.classwise_reliability_grid(P, n_bins=args.bins),
+        "top-k": lambda: diagrams.top_k_bar_chart(P),
+    }
+    fig = kinds[args.kind]()
+    out = Path(args.out)
+    fmt = out.suffix.lstrip(".").lower() or "png"
+    if fmt not in ("png", "svg", "pdf"):
+        raise CalibrationInputError(f"--out must end in .png, .svg or .pdf; got '{out}'")
+    import io as _io
+
+    buf = _io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=200)
+    write_atomic(out, buf.getvalue())
+    _info(f"calipers: wrote {out}")
     return EXIT_OK
 
 
@@ -480,6 +670,16 @@ def _clip_eps(text: str) -> float:
     if not 0 < value < 0.5:
         raise argparse.ArgumentTypeError(f"EPS must be in (0, 0.5), got {text}")
     return value
+
+
+def _add_file_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--logits", action="store_true", help="the predictions are logits")
+    p.add_argument("--probs", action="store_true", help="the predictions are probabilities")
+    p.add_argument("--labels", metavar="FILE", default=None, help="labels file")
+    p.add_argument("--probs-key", metavar="KEY", default=None, help="array of probabilities")
+    p.add_argument("--logits-key", metavar="KEY", default=None, help="array of logits")
+    p.add_argument("--labels-key", metavar="KEY", default=None, help="array of labels")
+    p.set_defaults(renormalize=False, clip=False, sum_tol=None)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -566,18 +766,122 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser(
         "demo",
-        help="the table of the embedded default; with --out DIR also DIR/table.md, DIR/table.json",
-        description="Print the calibration table of the embedded default (out-of-fold "
-        "predictions of three scikit-learn models on the digits data set); with --out DIR "
-        "also write DIR/table.md and DIR/table.json.",
+        help="the whole job on the embedded default: table, recalibration, HTML report, figures",
+        description="Run the whole job on the embedded default (out-of-fold predictions of "
+        "three scikit-learn models on the digits data set): print the calibration table, fit "
+        "recalibration methods on the calibration half, evaluate them on the test half and "
+        "write report.html (self-contained), report.json, report.md, report.tex, figures/*.png, "
+        "table.md and table.json into --out.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_common(demo)
     demo.add_argument(
-        "--out", metavar="DIR", default=None, help="directory for table.md and table.json"
+        "--out",
+        metavar="DIR",
+        default="calipers-demo",
+        help="output directory (default: calipers-demo)",
     )
+    demo.add_argument(
+        "--recalibrate",
+        metavar="METHODS",
+        default=DEFAULT_METHODS,
+        help=f"comma-separated methods (default: {DEFAULT_METHODS}; 'none' for none)",
+    )
+    demo.add_argument(
+        "--table-only", action="store_true", help="only the table (table.md, table.json)"
+    )
+    demo.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
     demo.set_defaults(func=_cmd_demo)
+
+    rep = sub.add_parser(
+        "report",
+        help="the standard report for prediction files, optionally with recalibration",
+        description=REPORT_DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rep.add_argument(
+        "files", nargs="+", metavar="FILE", help="test predictions, one model per file"
+    )
+    _add_file_options(rep)
+    rep.add_argument(
+        "--calibration",
+        nargs="+",
+        metavar="FILE",
+        default=None,
+        help="calibration-split predictions, one per FILE in the same order",
+    )
+    rep.add_argument(
+        "--recalibrate",
+        metavar="METHODS",
+        default="",
+        help="comma-separated recalibration methods, e.g. ts,ets,hb,ir,mrr "
+        f"(short names: {', '.join(sorted(METHOD_ALIASES))}; or class names)",
+    )
+    rep.add_argument(
+        "--split",
+        type=float,
+        default=0.5,
+        metavar="FRACTION",
+        help="without --calibration: the fraction of each file used to fit the methods "
+        "(stratified, seeded; default 0.5)",
+    )
+    rep.add_argument(
+        "--bootstrap",
+        type=int,
+        default=0,
+        metavar="N",
+        help="95%% bootstrap intervals from N resamples (default: none)",
+    )
+    rep.add_argument(
+        "--null-resamples",
+        type=int,
+        default=200,
+        metavar="N",
+        help="draws of the calibrated null for the ECE p-value (default 200)",
+    )
+    rep.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    rep.add_argument(
+        "--format",
+        choices=("markdown", "json", "latex", "html"),
+        default=None,
+        help="what to print (default: markdown)",
+    )
+    rep.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="also write report.html/.json/.md/.tex and figures/ into DIR",
+    )
+    rep.set_defaults(func=_cmd_report)
+
+    dia = sub.add_parser(
+        "diagram",
+        help="draw one diagram of one prediction file",
+        description="Draw one diagram (reliability, smooth, sharpness, classwise, top-k) of a "
+        "prediction file and write it as PNG, SVG or PDF (from the --out suffix).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dia.add_argument("kind", choices=("reliability", "smooth", "sharpness", "classwise", "top-k"))
+    dia.add_argument("files", nargs=1, metavar="FILE", help="prediction file")
+    _add_file_options(dia)
+    dia.add_argument("--bins", type=_positive_int, default=15, metavar="N")
+    dia.add_argument(
+        "--bandwidth",
+        type=float,
+        default=0.05,
+        metavar="SIGMA",
+        help="kernel bandwidth of the calibration-sharpness diagram (default 0.05)",
+    )
+    dia.add_argument(
+        "--out",
+        metavar="FILE",
+        default="diagram.png",
+        help="output file .png/.svg/.pdf (default diagram.png)",
+    )
+    dia.set_defaults(func=_cmd_diagram)
     return parser
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -396,6 +397,7 @@ def report(
     kernel_max_n: int = 5000,
     kernel_bandwidth: float = 0.02,
     figures: bool = False,
+    progress: bool = False,
     seed: int = 0,
 ) -> Report:
     """Compute the standard suite for every model (and every recalibration of it).
@@ -428,6 +430,8 @@ def report(
         Also draw, per row, the reliability diagram, the smooth reliability
         diagram and the calibration-sharpness diagram (needs matplotlib); they
         are embedded in :meth:`Report.to_html` and written by :meth:`Report.save`.
+    progress : bool, default False
+        Show a progress bar on stderr (needs tqdm; silently none without it).
     seed : int, default 0
 
     A recalibrator that cannot be applied to a model (e.g. a logit method given
@@ -481,7 +485,7 @@ def report(
                 except CalibrationInputError as exc:
                     Q = f"not applicable: {exc}"
                 variants.append((type(rc).__name__, Q))
-        for vi, (method, Qv) in enumerate(variants):
+        for vi, (method, Qv) in enumerate(_progress(variants, progress, name)):
             if isinstance(Qv, str):
                 nan = dict.fromkeys(COLUMNS, math.nan)
                 rows.append(ReportRow(name, method, 0, nan, flags=[Qv]))
@@ -542,6 +546,17 @@ def _figures(model: str, method: str, Q: Predictions) -> dict[str, bytes]:
 
 def _slug(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in s)
+
+
+def _progress(items: list[Any], on: bool, name: str) -> Any:
+    if not on:
+        return items
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return items
+    # disable=None: no bar when stderr is not a terminal (logs, CI)
+    return tqdm(items, desc=f"report: {name}", unit="row", leave=False, file=sys.stderr, disable=None)
 
 
 def _flag(rows: list[ReportRow]) -> None:
