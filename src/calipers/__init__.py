@@ -17,11 +17,26 @@ Examples
 
 from __future__ import annotations
 
+from . import diagrams
 from .binning import BinStatistics, EqualMass, EqualWidth, FixedEdges, KDTree, bin_statistics
 from .calibration_error import SliceStatistics, binned_statistics, calibration_error
+from .calibration_sharpness import (
+    CalibrationSharpness,
+    calibration_sharpness,
+    confidence_calibration_error,
+)
 from .calibration_test import CalibrationTestResult, consistency_test, skce_test
 from .debiased_calibration_error import debiased_calibration_error
 from .decomposition import corp_decomposition, murphy_decomposition
+from .diagrams import (
+    calibration_sharpness_diagram,
+    classwise_reliability_grid,
+    group_bar_chart,
+    interval_diagram,
+    reliability_diagram,
+    smooth_reliability_diagram,
+    top_k_bar_chart,
+)
 from .dirichlet_kernel import DirichletKernel, select_bandwidth
 from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
 from .kolmogorov_smirnov import ks_calibration_error
@@ -44,6 +59,7 @@ from .metrics import (
     top_k_ece,
 )
 from .mmce import mmce
+from .nadaraya_watson import NadarayaWatson
 from .proper_calibration_error import (
     ProperCalibrationError,
     ce_kl,
@@ -82,6 +98,7 @@ __all__ = [
     "FixedEdges",
     "KDTree",
     "DirichletKernel",
+    "NadarayaWatson",
     "select_bandwidth",
     "Lp",
     "TVD",
@@ -119,6 +136,9 @@ __all__ = [
     "ProperCalibrationError",
     "ce_kl",
     "ce_squared_l2",
+    "confidence_calibration_error",
+    "calibration_sharpness",
+    "CalibrationSharpness",
     "smece",
     "smece_bandwidth",
     "smooth_reliability",
@@ -150,6 +170,15 @@ __all__ = [
     "MeanReplacement",
     "calibration_split",
     "load_recalibrator",
+    # diagrams
+    "diagrams",
+    "reliability_diagram",
+    "calibration_sharpness_diagram",
+    "smooth_reliability_diagram",
+    "classwise_reliability_grid",
+    "top_k_bar_chart",
+    "group_bar_chart",
+    "interval_diagram",
     # reports
     "report",
     "Report",

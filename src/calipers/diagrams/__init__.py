@@ -1,0 +1,61 @@
+"""Diagrams of calibration, ready for a paper (optional: ``pip install calipers[plot]``).
+
+matplotlib is an optional dependency: it is imported only when a diagram is
+drawn, and a missing matplotlib raises an :class:`ImportError` that says
+``pip install calipers[plot]``. Every function returns a
+:class:`matplotlib.figure.Figure` (created with pyplot, never shown: call
+``fig.savefig("x.pdf")`` or ``plt.show()``; ``plt.close(fig)`` when done) or
+draws into the Axes given with ``ax=``. All share one look: 8 pt text, a
+single-column width of 3.5 in (7 in for grids and rows of panels), the
+Okabe-Ito colour-blind-safe palette, constrained layout, and a metrics note
+placed where it hides the least data.
+
+=====================================  ==================================================
+function                               shows
+=====================================  ==================================================
+:func:`reliability_diagram`            binned accuracy per confidence bin, the gap to the
+                                       diagonal, a histogram, optional Wilson/bootstrap
+                                       intervals, ECE (Guo et al. 2017; seed 000 Fig. 2)
+:func:`classwise_reliability_grid`     one reliability diagram per class (class-wise lens)
+:func:`calibration_sharpness_diagram`  kernel calibration curve, density-scaled sharpness
+                                       band, density, d_CAL / d_TOT (seed 000 §4.2, App. D)
+:func:`smooth_reliability_diagram`     SmoothECE curve with density-weighted width
+                                       (Błasiok & Nakkiran 2023)
+:func:`top_k_bar_chart`                top-k ECE per k (seed 001 Fig. 1)
+:func:`group_bar_chart`                grouping lens, per true group (seed 001 Fig. 3)
+:func:`interval_diagram`               per-interval (Likert) errors and counts (seed 001
+                                       Figs. 5-6)
+=====================================  ==================================================
+
+Examples
+--------
+>>> import matplotlib.pyplot as plt
+>>> from calipers.datasets import load_default_predictions
+>>> from calipers.diagrams import reliability_diagram
+>>> d = load_default_predictions()
+>>> fig = reliability_diagram(d.probs["logistic_regression"], d.labels)
+>>> fig.axes[1].get_xlabel(), float(fig.get_figwidth())
+('Confidence', 3.5)
+>>> plt.close(fig)
+"""
+
+from __future__ import annotations
+
+from .bars import DEFAULT_LIKERT, group_bar_chart, interval_diagram, top_k_bar_chart
+from .reliability import classwise_reliability_grid, reliability_diagram, wilson_interval
+from .sharpness import calibration_sharpness_diagram, sharpness_note
+from .smooth import smooth_linewidths, smooth_reliability_diagram
+
+__all__ = [
+    "reliability_diagram",
+    "classwise_reliability_grid",
+    "calibration_sharpness_diagram",
+    "smooth_reliability_diagram",
+    "top_k_bar_chart",
+    "group_bar_chart",
+    "interval_diagram",
+    "wilson_interval",
+    "sharpness_note",
+    "smooth_linewidths",
+    "DEFAULT_LIKERT",
+]

@@ -1,0 +1,467 @@
+"""Bar charts of context-specific calibration errors (seed 001 Figures 1, 3, 5 and 6).
+
+Seed 001 (the generalized ECE) compares models through several calibration
+errors at once: top-k ECEs next to the traditional ECE (its Fig. 1), the
+grouping lens with label selection per group (Fig. 3), and per-interval
+(Likert) errors with the inter-interval distance next to the number of test
+instances per interval (Figs. 5-6). These charts draw those numbers, one
+colour per model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .._backend import to_numpy
+from ..binning import Binning, KDTree
+from ..calibration_error import calibration_error
+from ..divergences import TVD
+from ..lenses import grouping
+from ..metrics import ece, full_ece, interval_calibration_error, top_k_ece
+from ..selection import LabelSelection
+from ..validation import CalibrationInputError, Predictions
+from ._style import (
+    BAR_COLOR,
+    FONT_SIZE,
+    HIST_COLOR,
+    MODEL_COLORS,
+    SINGLE_COLUMN,
+    figure_legend,
+    new_figure,
+    rc_context,
+    require_matplotlib,
+    resolve_models,
+    style_axes,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["top_k_bar_chart", "group_bar_chart", "interval_diagram", "DEFAULT_LIKERT"]
+
+#: The low / medium / high categories of seed 001 §5.3.
+DEFAULT_LIKERT: tuple[tuple[float, float], ...] = ((0.0, 0.33), (0.33, 0.66), (0.66, 1.0))
+
+
+def _colors(names: Sequence[str]) -> list[str]:
+    if len(names) == 1:
+        return [BAR_COLOR]
+    return [MODEL_COLORS[i % len(MODEL_COLORS)] for i in range(len(names))]
+
+
+def _grouped_bars(
+    ax: Axes,
+    categories: Sequence[str],
+    values: dict[str, np.ndarray],
+    ylabel: str,
+    gid: str,
+    fmt_na: str = "n/a",
+) -> None:
+    """One group of bars per category, one bar per model; NaN -> no bar, 'n/a'."""
+    names = list(values)
+    m = len(names)
+    width = 0.8 / m
+    x = np.arange(len(categories), dtype=np.float64)
+    colors = _colors(names)
+    for i, name in enumerate(names):
+        v = np.asarray(values[name], dtype=np.float64)
+        pos = x - 0.4 + width * (i + 0.5)
+        ok = np.isfinite(v)
+        bars = ax.bar(
+            pos[ok],
+            v[ok],
+            width=width,
+            color=colors[i],
+            edgecolor="white",
+            linewidth=0.4,
+            label=name or None,
+            zorder=2,
+        )
+        for j, patch in zip(np.flatnonzero(ok), bars.patches, strict=True):
+            patch.set_gid(f"{gid}-{i}-{j}")
+        for j in np.flatnonzero(~ok):
+            ax.text(
+                pos[j],
+                0.0,
+                fmt_na,
+                rotation=90,
+                ha="center",
+                va="bottom",
+                fontsize=FONT_SIZE,
+                color="#555555",
+                gid=f"{gid}-na-{i}-{j}",
+            )
+    ax.set_xticks(x)
+    ax.set_xticklabels(categories)
+    ax.set_xlim(-0.6, len(categories) - 0.4)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", color="#E0E0E0", linewidth=0.6, zorder=0)
+    ax.set_axisbelow(True)
+    style_axes(ax)
+    ax.tick_params(axis="x", length=0)
+    top = max((float(np.nanmax(v)) for v in values.values() if np.isfinite(v).any()), default=0.0)
+    ax.set_ylim(0.0, 1.12 * top if top > 0 else 1.0)
+
+
+def _finish(fig: Figure, ax: Axes, names: Sequence[str], title: str | None, own: bool) -> None:
+    show_legend = len(names) > 1 or bool(names[0])
+    if own:
+        if show_legend:
+            handles, labs = ax.get_legend_handles_labels()
+            figure_legend(fig, handles, labs, title=title, ncols=len(names))
+        elif title:
+            fig.suptitle(title)
+    else:
+        if show_legend:
+            ax.legend(loc="upper right")
+        if title:
+            ax.set_title(title)
+
+
+def _single_axes(ax: Any, height: float) -> tuple[Figure, Axes, bool]:
+    if ax is None:
+        fig = new_figure(SINGLE_COLUMN, height)
+        return fig, fig.subplots(), True
+    return ax.figure, ax, False
+
+
+def top_k_bar_chart(
+    probs: Any,
+    labels: Any = None,
+    *,
+    ks: Sequence[int] = (1, 2, 3, 5),
+    show_traditional: bool = True,
+    show_full: bool = False,
+    gamma: float = 0.1,
+    estimator: Binning | None = None,
+    ax: Any = None,
+    title: str | None = None,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+) -> Figure:
+    """Top-k calibration errors per k, one bar per model (seed 001 §5.1, Fig. 1).
+
+    For each ``k`` the top-k ECE of seed 001 eq. 4 (:func:`calipers.top_k_ece`:
+    the ``k`` largest probabilities and the remainder, adaptive k-d tree bins,
+    TVD), optionally preceded by the "Traditional" ECE (:func:`calipers.ece`,
+    15 equal-width bins) and followed by the full (canonical) ECE
+    (:func:`calipers.full_ece`), as in the paper's figure.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k), or dict
+        One model, ``{name: probs}`` sharing ``labels``, or ``{name: (probs, labels)}``.
+    labels : array-like of shape (n,), optional
+    ks : sequence of int, default (1, 2, 3, 5)
+        Each smaller than the number of classes.
+    show_traditional : bool, default True
+    show_full : bool, default False
+    gamma : float, default 0.1
+        k-d tree bin fraction (seed 001 App. B).
+    estimator : Binning, optional
+        Replaces the k-d tree for top-k and full ECE.
+    ax : Axes, optional
+    title : str, optional
+    sample_weight : array-like of shape (n,), optional
+    logits : bool, default False
+    validate : bool, default True
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Bars have gids ``"topk-bar-<model>-<category>"``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from calipers.diagrams import top_k_bar_chart
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> fig = top_k_bar_chart(d.probs, d.labels, ks=(1, 2))
+    >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    ['Trad.', 'Top-1', 'Top-2']
+    >>> plt.close(fig)
+    """
+    require_matplotlib()
+    models = resolve_models(
+        probs, labels, sample_weight=sample_weight, logits=logits, validate=validate
+    )
+    ks_ = [int(k) for k in ks]
+    if not ks_ or any(k != kk or k < 1 for k, kk in zip(ks_, ks, strict=True)):
+        raise CalibrationInputError(f"ks must be positive integers; got {ks!r}")
+    cats = (["Trad."] if show_traditional else []) + [f"Top-{k}" for k in ks_]
+    cats += ["Full"] if show_full else []
+    values: dict[str, np.ndarray] = {}
+    for name, P in models.items():
+        bad = [k for k in ks_ if k >= P.n_classes]
+        if bad:
+            raise CalibrationInputError(
+                f"model {name!r} has {P.n_classes} classes; top-k needs k < {P.n_classes}, got {bad}"
+            )
+        v = [float(ece(P, None))] if show_traditional else []
+        v += [float(top_k_ece(P, None, k=k, gamma=gamma, estimator=estimator)) for k in ks_]
+        v += [float(full_ece(P, None, gamma=gamma, estimator=estimator))] if show_full else []
+        values[name] = np.asarray(v)
+    with rc_context():
+        fig, ax_, own = _single_axes(ax, 2.6)
+        _grouped_bars(ax_, cats, values, "Calibration error (TVD)", "topk-bar")
+        _finish(fig, ax_, list(values), title, own)
+    return fig
+
+
+def group_bar_chart(
+    probs: Any,
+    labels: Any,
+    groups: Sequence[Sequence[int]],
+    *,
+    group_names: Sequence[str] | None = None,
+    show_traditional: bool = True,
+    gamma: float = 0.1,
+    estimator: Binning | None = None,
+    ax: Any = None,
+    title: str | None = None,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+) -> Figure:
+    """Calibration of groups of classes, overall and per true group (seed 001 §5.2, Fig. 3).
+
+    The grouping lens of seed 001 eqs. 5-6 sums the probabilities (and
+    one-hot labels) within each group of classes; its ECE (k-d tree bins,
+    TVD; :func:`calipers.group_ece`) is the bar "All". Then, for every group
+    ``G``, the same error restricted by label selection to the samples whose
+    true class is in ``G`` (``calibration_error(..., lens=grouping(groups),
+    selection=LabelSelection(G))``), which shows which groups the model is
+    miscalibrated on. "Trad." is :func:`calipers.ece` for reference.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k), or dict
+    labels : array-like of shape (n,), or None for a dict of (probs, labels)
+    groups : sequence of sequences of int
+        A partition of the classes.
+    group_names : sequence of str, optional
+        Default ``"group 0"``, ``"group 1"``, ...
+    show_traditional : bool, default True
+    gamma : float, default 0.1
+    estimator : Binning, optional
+    ax : Axes, optional
+    title : str, optional
+    sample_weight : array-like of shape (n,), optional
+    logits : bool, default False
+    validate : bool, default True
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Bars have gids ``"group-bar-<model>-<category>"``; an empty group shows
+        "n/a".
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from calipers.diagrams import group_bar_chart
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> fig = group_bar_chart(d.probs["gaussian_nb"], d.labels, [[0, 6, 8, 9], [1, 4, 7], [2, 3, 5]],
+    ...                       group_names=["loops", "strokes", "curves"])
+    >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    ['Trad.', 'All', 'loops', 'strokes', 'curves']
+    >>> plt.close(fig)
+    """
+    require_matplotlib()
+    models = resolve_models(
+        probs, labels, sample_weight=sample_weight, logits=logits, validate=validate
+    )
+    gs = [[int(c) for c in g] for g in groups]
+    if group_names is not None and len(group_names) != len(gs):
+        raise CalibrationInputError(
+            f"group_names has {len(group_names)} names for {len(gs)} groups"
+        )
+    names = [f"group {i}" if group_names is None else str(group_names[i]) for i in range(len(gs))]
+    est = KDTree(gamma) if estimator is None else estimator
+    cats = (["Trad."] if show_traditional else []) + ["All"] + names
+    values: dict[str, np.ndarray] = {}
+    lens = grouping(gs)
+    for name, P in models.items():
+        v = [float(ece(P, None))] if show_traditional else []
+        v.append(float(calibration_error(P, lens=lens, estimator=est, divergence=TVD())))
+        for g in gs:
+            try:
+                v.append(
+                    float(
+                        calibration_error(
+                            P,
+                            lens=lens,
+                            selection=LabelSelection(g),
+                            estimator=est,
+                            divergence=TVD(),
+                        )
+                    )
+                )
+            except CalibrationInputError as exc:
+                if "no samples" not in str(exc):
+                    raise
+                v.append(float("nan"))
+        values[name] = np.asarray(v)
+    with rc_context():
+        fig, ax_, own = _single_axes(ax, 2.6)
+        _grouped_bars(ax_, cats, values, "Calibration error (TVD)", "group-bar")
+        ax_.set_xlabel("Samples whose true class is in the group")
+        _finish(fig, ax_, list(values), title, own)
+    return fig
+
+
+def _interval_scores(P: Predictions, lens: str) -> tuple[np.ndarray, np.ndarray]:
+    """Lensed scores and weights for counting samples per interval."""
+    use = ("binary" if P.binary else "top_label") if lens == "auto" else lens
+    w = (
+        np.ones(P.n_samples)
+        if P.sample_weight is None
+        else np.asarray(to_numpy(P.sample_weight), dtype=np.float64)
+    )
+    if use == "top_label":
+        s = np.asarray(to_numpy(P.top_label()[1]), dtype=np.float64)
+    elif use == "binary":
+        if P.n_classes != 2:
+            raise CalibrationInputError(f"the binary lens needs 2 classes; got {P.n_classes}")
+        p = P.probs if P.binary else P.probs[:, 1]
+        s = np.asarray(to_numpy(p), dtype=np.float64)
+    else:
+        raise CalibrationInputError(f"lens must be 'auto', 'top_label' or 'binary'; got {lens!r}")
+    return s, w
+
+
+def _interval_range(lo: float, hi: float) -> str:
+    return f"{lo:g}\u2013{hi:g}"
+
+
+def interval_diagram(
+    probs: Any,
+    labels: Any = None,
+    intervals: Sequence[tuple[float, float]] = DEFAULT_LIKERT,
+    *,
+    interval_names: Sequence[str] | None = None,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
+    show_traditional: bool = True,
+    show_full: bool = True,
+    gamma: float = 0.1,
+    estimator: Binning | None = None,
+    ax: Any = None,
+    title: str | None = None,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+) -> Figure:
+    """Per-interval (Likert) calibration errors and instances per interval (seed 001 Figs. 5-6).
+
+    Top panel: for every category ``[l, h]`` the error of
+    :func:`calipers.interval_calibration_error` - output selection
+    ``l <= s <= h`` (seed 001 §4.1) and the inter-interval distance
+    ``max(0, l - y_bar, y_bar - h)`` of eq. 7 averaged over k-d tree bins - so
+    a category incurs error only where a bin's observed frequency leaves the
+    category; preceded by the "Trad." (:func:`calipers.ece`) and "Full"
+    (:func:`calipers.full_ece`) errors as in Fig. 5. Bottom panel: the number
+    of samples whose score lies in each category (Fig. 6; closed intervals, so
+    a score on a shared end point counts in both). Categories without samples
+    show "n/a".
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,), or dict
+    labels : array-like of shape (n,), optional
+    intervals : sequence of (low, high), default low/medium/high of seed 001 §5.3
+        ``((0, 0.33), (0.33, 0.66), (0.66, 1))``.
+    interval_names : sequence of str, optional
+        Default "Low", "Medium", "High" for the default intervals, else none
+        (the ranges label the bars).
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: P(y = 1) for binary input, the top-label confidence otherwise.
+    show_traditional, show_full : bool, default True
+    gamma : float, default 0.1
+    estimator : Binning, optional
+    ax : (Axes, Axes), optional
+        Axes for the errors and for the counts.
+    title : str, optional
+    sample_weight : array-like of shape (n,), optional
+        Counts become total weights.
+    logits : bool, default False
+    validate : bool, default True
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Error bars have gids ``"interval-bar-<model>-<category>"``, count bars
+        ``"count-bar-<model>-<interval>"``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from calipers.diagrams import interval_diagram
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> fig = interval_diagram(d.probs["random_forest"], d.labels)
+    >>> [t.get_text().splitlines()[0] for t in fig.axes[1].get_xticklabels()]
+    ['Low', 'Medium', 'High']
+    >>> plt.close(fig)
+    """
+    require_matplotlib()
+    models = resolve_models(
+        probs, labels, sample_weight=sample_weight, logits=logits, validate=validate
+    )
+    ivs = [(float(lo), float(hi)) for lo, hi in intervals]
+    if not ivs or any(not lo <= hi for lo, hi in ivs):
+        raise CalibrationInputError(
+            f"intervals must be (low, high) pairs with low <= high; got {intervals!r}"
+        )
+    if interval_names is None and tuple(ivs) == DEFAULT_LIKERT:
+        interval_names = ("Low", "Medium", "High")
+    if interval_names is not None and len(interval_names) != len(ivs):
+        raise CalibrationInputError(
+            f"interval_names has {len(interval_names)} names for {len(ivs)} intervals"
+        )
+    iv_names = [None if interval_names is None else str(interval_names[i]) for i in range(len(ivs))]
+    ranges = [_interval_range(lo, hi) for lo, hi in ivs]
+    labels_iv = [r if nm is None else f"{nm}\n{r}" for r, nm in zip(ranges, iv_names, strict=True)]
+    short = [r if nm is None else nm for r, nm in zip(ranges, iv_names, strict=True)]
+    cats = (["Trad."] if show_traditional else []) + (["Full"] if show_full else []) + short
+    errors: dict[str, np.ndarray] = {}
+    counts: dict[str, np.ndarray] = {}
+    for name, P in models.items():
+        v = [float(ece(P, None))] if show_traditional else []
+        v += [float(full_ece(P, None, gamma=gamma, estimator=estimator))] if show_full else []
+        per = interval_calibration_error(
+            P, None, intervals=ivs, lens=lens, gamma=gamma, estimator=estimator
+        )
+        errors[name] = np.asarray(v + [float(x) for x in per])
+        s, w = _interval_scores(P, lens)
+        counts[name] = np.asarray([float(w[(s >= lo) & (s <= hi)].sum()) for lo, hi in ivs])
+    weighted = any(P.sample_weight is not None for P in models.values())
+    with rc_context():
+        if ax is None:
+            fig = new_figure(SINGLE_COLUMN, 4.6)
+            ax_err, ax_cnt = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.25, 1.0]})
+            own = True
+        else:
+            axs = list(ax) if isinstance(ax, (tuple, list)) else [ax]
+            if len(axs) != 2:
+                raise CalibrationInputError("interval_diagram needs ax=(ax_errors, ax_counts)")
+            ax_err, ax_cnt = axs
+            fig, own = ax_err.figure, False
+        _grouped_bars(ax_err, cats, errors, "Calibration error", "interval-bar")
+        _grouped_bars(ax_cnt, labels_iv, counts, "Weight" if weighted else "Samples", "count-bar")
+        for a in (ax_err, ax_cnt):
+            a.set_xlabel("")
+        first = next(iter(models.values()))
+        use = ("binary" if first.binary else "top_label") if lens == "auto" else lens
+        ax_cnt.set_xlabel("Confidence" if use == "top_label" else "Predicted probability P(y = 1)")
+        if len(models) == 1 and not next(iter(models)):
+            for p in ax_cnt.patches:
+                p.set_facecolor(HIST_COLOR)
+        _finish(fig, ax_err, list(errors), title, own)
+    return fig

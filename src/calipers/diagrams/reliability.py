@@ -1,0 +1,606 @@
+"""Binned reliability diagrams: one model, and the class-wise grid.
+
+A reliability diagram (DeGroot & Fienberg 1983; Niculescu-Mizil & Caruana
+2005; Guo et al. 2017, Fig. 1) draws, for every bin of the scores, a bar as
+high as the observed frequency of the target in the bin (the *accuracy* for
+the top-label lens) next to the diagonal of perfect calibration. It is the
+picture of the histogram estimator behind ECE (seed 001 eq. 3; seed 000 §5.2
+compares it with calibration-sharpness diagrams in its Fig. 2). The bars come
+from :func:`calipers.binned_statistics`, so they are exactly the bins that
+:func:`calipers.ece` (or :func:`calipers.calibration_error` with the same lens
+and estimator) averages over.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from scipy.special import ndtri
+
+from .._backend import to_numpy
+from ..binning import Binning, BinStatistics, EqualWidth, FixedEdges
+from ..calibration_error import binned_statistics, calibration_error
+from ..lenses import Lens, LensSlice, get_lens, single_class
+from ..validation import CalibrationInputError, Predictions, check_predictions
+from ._style import (
+    BAR_COLOR,
+    DOUBLE_COLUMN,
+    FONT_SIZE,
+    GAP_COLOR,
+    HIST_COLOR,
+    SINGLE_COLUMN,
+    axes_grid,
+    check_axes_count,
+    figure_legend,
+    ideal_line,
+    metrics_note,
+    new_figure,
+    percent,
+    rc_context,
+    require_matplotlib,
+    style_axes,
+    unit_ticks,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["reliability_diagram", "classwise_reliability_grid", "wilson_interval"]
+
+IntervalKind = Literal["wilson", "bootstrap"]
+
+
+# ----------------------------------------------------------------------------- intervals
+
+
+def wilson_interval(
+    proportion: Any, n: Any, confidence_level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval for a binomial proportion (Wilson 1927).
+
+    ``(p + z^2 / 2n -/+ z sqrt(p (1 - p) / n + z^2 / 4n^2)) / (1 + z^2 / n)``
+    with ``z`` the ``(1 + confidence_level) / 2`` normal quantile. Unlike the
+    normal (Wald) interval it stays inside [0, 1] and does not collapse to a
+    point when the observed proportion is 0 or 1, which is common in the
+    nearly-always-correct bins of a reliability diagram; its coverage is close
+    to nominal already for a handful of samples (Brown, Cai & DasGupta 2001).
+    With sample weights pass Kish's effective sample size
+    ``(sum w)^2 / sum w^2`` as ``n``.
+
+    Parameters
+    ----------
+    proportion : array-like
+        Observed proportions in [0, 1].
+    n : array-like
+        Sample sizes (> 0), broadcast against ``proportion``.
+    confidence_level : float, default 0.95
+
+    Returns
+    -------
+    (low, high) : tuple of ndarray
+
+    Examples
+    --------
+    >>> from calipers.diagrams import wilson_interval
+    >>> lo, hi = wilson_interval([0.5, 1.0], [10, 10])
+    >>> lo.round(4).tolist(), hi.round(4).tolist()
+    ([0.2366, 0.7225], [0.7634, 1.0])
+    """
+    if not 0.0 < confidence_level < 1.0:
+        raise CalibrationInputError(
+            f"confidence_level must lie in (0, 1); got {confidence_level!r}"
+        )
+    p = np.asarray(proportion, dtype=np.float64)
+    m = np.asarray(n, dtype=np.float64)
+    z = float(ndtri(0.5 + confidence_level / 2.0))  # normal quantile
+    z2 = z * z
+    denom = 1.0 + z2 / m
+    centre = (p + z2 / (2.0 * m)) / denom
+    half = z / denom * np.sqrt(np.maximum(p * (1.0 - p) / m + z2 / (4.0 * m * m), 0.0))
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def _bootstrap_bins(
+    ids: np.ndarray,
+    n_bins: int,
+    t: np.ndarray,
+    w: np.ndarray,
+    n_bootstrap: int,
+    confidence_level: float,
+    seed: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval of every bin's mean target (rows resampled, bins fixed)."""
+    if int(n_bootstrap) != n_bootstrap or n_bootstrap < 2:
+        raise CalibrationInputError(f"n_bootstrap must be an integer >= 2; got {n_bootstrap!r}")
+    rng = np.random.default_rng(seed)
+    n = ids.shape[0]
+    reps = np.full((int(n_bootstrap), n_bins), np.nan)
+    wt = w * t
+    for b in range(int(n_bootstrap)):
+        # multinomial counts of each row in a resample of size n, as weights
+        k = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
+        wb = np.bincount(ids, weights=k * w, minlength=n_bins)
+        tb = np.bincount(ids, weights=k * wt, minlength=n_bins)
+        ok = wb > 0
+        reps[b, ok] = tb[ok] / wb[ok]
+    a = 100.0 * (1.0 - confidence_level) / 2.0
+    with warnings.catch_warnings():  # all-NaN columns: bins empty in every resample
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo = np.nanpercentile(reps, a, axis=0)
+        hi = np.nanpercentile(reps, 100.0 - a, axis=0)
+    return lo, hi
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _one_slice(P: Predictions, lens: str | Lens) -> LensSlice:
+    slices = list(get_lens(lens)(P))
+    if len(slices) != 1 or slices[0].scores.ndim != 1:
+        raise CalibrationInputError(
+            "a reliability diagram needs a lens with one slice of 1-D scores "
+            "('top_label', 'binary', single_class(c)); for every class use "
+            "classwise_reliability_grid"
+        )
+    return slices[0]
+
+
+def _bin_extents(
+    est: Binning, st: BinStatistics, s: np.ndarray, ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Left and right end of every bin's bar on the score axis.
+
+    Equal-width and fixed edges are drawn as they are; data-dependent bins
+    (equal-mass, k-d tree) as contiguous bars from 0 to 1 whose boundaries are
+    the mid-points between neighbouring bins' extreme scores.
+    """
+    B = st.weight.shape[0]
+    if isinstance(est, EqualWidth):
+        e = np.arange(B + 1, dtype=np.float64) / B
+        return e[:-1], e[1:]
+    if isinstance(est, FixedEdges):
+        e = np.clip(np.asarray(est.edges, dtype=np.float64), 0.0, 1.0)
+        return e[:-1], e[1:]
+    mins = np.full(B, np.inf)
+    maxs = np.full(B, -np.inf)
+    np.minimum.at(mins, ids, s)
+    np.maximum.at(maxs, ids, s)
+    lo = np.full(B, np.nan)
+    hi = np.full(B, np.nan)
+    ne = np.flatnonzero(np.isfinite(mins))
+    order = ne[np.argsort(mins[ne], kind="stable")]
+    for r, b in enumerate(order):
+        lo[b] = 0.0 if r == 0 else 0.5 * (maxs[order[r - 1]] + mins[b])
+        hi[b] = 1.0 if r == len(order) - 1 else 0.5 * (maxs[b] + mins[order[r + 1]])
+    return lo, hi
+
+
+def _draw_bins(
+    ax: Axes,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    acc: np.ndarray,
+    conf: np.ndarray,
+    nonempty: np.ndarray,
+    show_gap: bool,
+    bar_label: str,
+) -> None:
+    """Accuracy bars and hatched gap boxes of the non-empty bins (gids name the bin)."""
+    idx = np.flatnonzero(nonempty)
+    width = hi[idx] - lo[idx]
+    bars = ax.bar(
+        lo[idx],
+        acc[idx],
+        width=width,
+        align="edge",
+        color=BAR_COLOR,
+        edgecolor="white",
+        linewidth=0.4,
+        label=bar_label,
+        zorder=2,
+    )
+    for j, patch in zip(idx, bars.patches, strict=True):
+        patch.set_gid(f"reliability-bar-{j}")
+    if show_gap:
+        gaps = ax.bar(
+            lo[idx],
+            np.abs(conf[idx] - acc[idx]),
+            bottom=np.minimum(conf[idx], acc[idx]),
+            width=width,
+            align="edge",
+            facecolor=(*_rgb(GAP_COLOR), 0.25),
+            edgecolor=GAP_COLOR,
+            hatch="////",
+            linewidth=0.6,
+            label="Gap",
+            zorder=3,
+        )
+        for j, patch in zip(idx, gaps.patches, strict=True):
+            patch.set_gid(f"gap-bar-{j}")
+
+
+def _rgb(color: str) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(color)
+    return (r, g, b)
+
+
+def _unit_square(ax: Axes) -> None:
+    unit_ticks(ax, "both")
+    ax.set_ylim(0.0, 1.0)
+    style_axes(ax)
+
+
+def _axis_names(P: Predictions, lens: str | Lens) -> tuple[str, str]:
+    if lens == "top_label":
+        return "Confidence", "Accuracy"
+    return "Predicted probability", "Observed frequency"
+
+
+# ----------------------------------------------------------------------------- public
+
+
+def reliability_diagram(
+    probs: Any,
+    labels: Any = None,
+    *,
+    n_bins: int = 15,
+    lens: str | Lens = "top_label",
+    estimator: Binning | None = None,
+    show_gap: bool = True,
+    show_histogram: bool | None = None,
+    intervals: IntervalKind | None = None,
+    confidence_level: float = 0.95,
+    n_bootstrap: int = 500,
+    seed: Any = 0,
+    ax: Any = None,
+    title: str | None = None,
+    legend: bool = True,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+) -> Figure:
+    """Reliability diagram with the gap to the diagonal and a confidence histogram.
+
+    Draws the histogram estimator of calibration (Guo et al. 2017, Fig. 1;
+    seed 000 §5.2, Fig. 2): for every non-empty bin a bar as high as the
+    bin's observed frequency ``y_bar_B`` (the accuracy for the top-label
+    lens), a hatched box between ``y_bar_B`` and the bin's mean score
+    ``g_bar_B`` (the gap whose weighted mean ``sum_B |B|/N |y_bar_B - g_bar_B|``
+    is the ECE of seed 001 eq. 3), the dashed diagonal of perfect calibration
+    and, below on a shared axis, the number of samples per bin. Empty bins get
+    no bar. The note (in the corner that hides the fewest bars) gives the ECE of the same bins
+    (:func:`calipers.calibration_error` with ``divergence="l1"``; equal to
+    :func:`calipers.ece` for the defaults) and, for the top-label lens, the
+    accuracy: calibration is not reported alone (seed 000 §3).
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,)
+        Probabilities (binary: P(y = 1)), or logits with ``logits=True``.
+    labels : array-like of shape (n,)
+    n_bins : int, default 15
+        Equal-width bins on [0, 1] (``(lo, hi]`` edges, as :func:`calipers.ece`);
+        ignored when ``estimator`` is given.
+    lens : {"top_label", "binary"} or a lens with one 1-D slice, default "top_label"
+        ``"top_label"``: confidence vs accuracy; ``"binary"``: P(y = 1) vs the
+        frequency of class 1; :func:`calipers.single_class` for one class.
+    estimator : Binning, optional
+        Any binning of :mod:`calipers.binning`. Data-dependent bins (equal-mass,
+        k-d tree) are drawn as contiguous bars whose boundaries lie midway
+        between neighbouring bins' extreme scores.
+    show_gap : bool, default True
+        Draw the gap boxes (hatched, vermillion).
+    show_histogram : bool, optional
+        Draw the histogram of the scores (same bins) below the diagram.
+        Default: True when the function creates the figure or ``ax`` is a pair
+        ``(ax_diagram, ax_histogram)``, False for a single ``ax``.
+    intervals : {None, "wilson", "bootstrap"}, default None
+        Error bars for each bin's frequency at ``confidence_level``.
+        ``"wilson"``: the Wilson score interval (:func:`wilson_interval`; with
+        sample weights, Kish's effective size) - closed form, exact enough for
+        a binomial proportion and cheap. ``"bootstrap"``: percentile interval
+        over ``n_bootstrap`` resamples of the rows (bins kept fixed), random
+        with ``seed``; it collapses to a point for bins that are all right or
+        all wrong, where Wilson does not.
+    confidence_level : float, default 0.95
+    n_bootstrap : int, default 500
+    seed : int or numpy.random.Generator, default 0
+    ax : Axes or (Axes, Axes), optional
+        Draw into existing axes instead of a new figure.
+    title : str, optional
+    legend : bool, default True
+        Name the bars, gaps, diagonal and intervals: above the figure when the
+        function creates it, in the metrics note's box when ``ax`` is given.
+    sample_weight : array-like of shape (n,), optional
+        Weighted bars, gaps, ECE and histogram (the histogram then shows weight).
+    logits : bool, default False
+    validate : bool, default True
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure (``ax.figure`` when ``ax`` was given); bars carry the gid
+        ``"reliability-bar-<bin>"``, gap boxes ``"gap-bar-<bin>"``, histogram
+        bars ``"histogram-bar-<bin>"``; the metrics note (a title-only legend
+        placed where it hides the fewest bars) is ``fig.axes[0].artists[0]``,
+        gid ``"metrics"``. Not shown: call ``fig.savefig(...)`` or
+        ``plt.show()``.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is missing (``pip install calipers[plot]``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import calipers as cp
+    >>> from calipers.diagrams import reliability_diagram
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> fig = reliability_diagram(d.probs["gaussian_nb"], d.labels, intervals="wilson")
+    >>> [a.get_ylabel() for a in fig.axes]
+    ['Accuracy', 'Count']
+    >>> fig.axes[0].artists[0].get_title().get_text().splitlines()[0]  # the metrics note
+    'ECE = 13.70%'
+    >>> round(100 * cp.ece(d.probs["gaussian_nb"], d.labels), 2)
+    13.7
+    >>> plt.close(fig)
+    """
+    plt = require_matplotlib()
+    if intervals not in (None, "wilson", "bootstrap"):
+        raise CalibrationInputError(
+            f"intervals must be None, 'wilson' or 'bootstrap'; got {intervals!r}"
+        )
+    if intervals is not None and not 0.0 < confidence_level < 1.0:
+        raise CalibrationInputError(
+            f"confidence_level must lie in (0, 1); got {confidence_level!r}"
+        )
+    P = check_predictions(
+        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+    )
+    est = EqualWidth(n_bins) if estimator is None else estimator
+    sl = _one_slice(P, lens)
+    st = binned_statistics(P, lens=lens, estimator=est)[0].stats
+    ids_raw, B = est.assign(sl.scores, sl.weights)
+    ids = np.asarray(to_numpy(ids_raw), dtype=np.intp)
+    s = np.asarray(to_numpy(sl.scores), dtype=np.float64)
+    t = np.asarray(to_numpy(sl.targets), dtype=np.float64)
+    w = np.ones_like(s) if sl.weights is None else np.asarray(to_numpy(sl.weights), np.float64)
+    ece_value = float(calibration_error(P, lens=lens, estimator=est, divergence="l1"))
+    lo, hi = _bin_extents(est, st, s, ids)
+    acc, conf, ne = st.mean_target, st.mean_score, st.nonempty
+    xname, yname = _axis_names(P, lens)
+
+    with rc_context():
+        if ax is None:
+            hist = True if show_histogram is None else bool(show_histogram)
+            if hist:
+                fig = new_figure(SINGLE_COLUMN, 4.0)
+                ax_main, ax_hist = fig.subplots(
+                    2, 1, sharex=True, gridspec_kw={"height_ratios": [3.0, 1.0]}
+                )
+            else:
+                fig = new_figure(SINGLE_COLUMN, 3.3)
+                ax_main, ax_hist = fig.subplots(), None
+        else:
+            axs = [ax] if not isinstance(ax, (tuple, list)) else list(ax)
+            if len(axs) == 2:
+                ax_main, ax_hist = axs
+                if show_histogram is False:
+                    ax_hist = None
+            elif len(axs) == 1:
+                if show_histogram:
+                    raise CalibrationInputError(
+                        "show_histogram=True needs a second Axes: pass ax=(ax_diagram, ax_histogram)"
+                    )
+                ax_main, ax_hist = axs[0], None
+            else:
+                raise CalibrationInputError(f"ax must be one Axes or a pair; got {len(axs)}")
+            fig = ax_main.figure
+
+        _draw_bins(ax_main, lo, hi, acc, conf, ne, show_gap, yname)
+        ideal_line(ax_main)
+        if intervals is not None:
+            idx = np.flatnonzero(ne)
+            if intervals == "wilson":
+                sw2 = np.bincount(ids, weights=w * w, minlength=B)
+                n_eff = st.weight[idx] ** 2 / sw2[idx]
+                ci_lo, ci_hi = wilson_interval(acc[idx], n_eff, confidence_level)
+            else:
+                blo, bhi = _bootstrap_bins(ids, B, t, w, n_bootstrap, confidence_level, seed)
+                ci_lo, ci_hi = blo[idx], bhi[idx]
+            centre = 0.5 * (lo[idx] + hi[idx])
+            name = "Wilson" if intervals == "wilson" else "bootstrap"
+            eb = ax_main.errorbar(
+                centre,
+                acc[idx],
+                yerr=np.maximum(np.vstack([acc[idx] - ci_lo, ci_hi - acc[idx]]), 0.0),
+                fmt="none",
+                ecolor="black",
+                elinewidth=0.8,
+                capsize=1.5,
+                capthick=0.8,
+                label=f"{round(100 * confidence_level):g}% CI ({name})",
+                zorder=4,
+            )
+            eb.lines[2][0].set_gid("intervals")
+        _unit_square(ax_main)
+        ax_main.set_ylabel(yname)
+        note = f"ECE = {percent(ece_value)}"
+        if lens == "top_label":
+            acc_all = float(np.sum(w * t) / np.sum(w))
+            note += f"\nAccuracy = {percent(acc_all, 1)}"
+        if ax is None:
+            metrics_note(ax_main, note)
+            if legend:
+                figure_legend(fig, title=title)
+            elif title:
+                fig.suptitle(title)
+        else:  # one box for the note and the legend entries
+            metrics_note(ax_main, note, *(ax_main.get_legend_handles_labels() if legend else ()))
+            if title:
+                ax_main.set_title(title)
+        if ax_hist is not None:
+            idx = np.flatnonzero(ne)
+            hb = ax_hist.bar(
+                lo[idx],
+                st.weight[idx],
+                width=hi[idx] - lo[idx],
+                align="edge",
+                color=HIST_COLOR,
+                edgecolor="white",
+                linewidth=0.4,
+                zorder=2,
+            )
+            for j, patch in zip(idx, hb.patches, strict=True):
+                patch.set_gid(f"histogram-bar-{j}")
+            ax_hist.set_xlim(0.0, 1.0)
+            ax_hist.set_ylim(0.0, 1.08 * float(st.weight.max()) if st.weight.max() > 0 else 1.0)
+            ax_hist.set_ylabel("Count" if P.sample_weight is None else "Weight")
+            ax_hist.set_xlabel(xname)
+            style_axes(ax_hist)
+            ax_hist.yaxis.get_major_locator().set_params(nbins=3)
+            plt.setp(ax_main.get_xticklabels(), visible=False)
+        else:
+            ax_main.set_xlabel(xname)
+    return fig  # type: ignore[no-any-return]
+
+
+def classwise_reliability_grid(
+    probs: Any,
+    labels: Any = None,
+    *,
+    classes: Any = None,
+    n_bins: int = 15,
+    estimator: Binning | None = None,
+    ncols: int | None = None,
+    class_names: Any = None,
+    show_gap: bool = True,
+    ax: Any = None,
+    title: str | None = None,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+) -> Figure:
+    """A grid of per-class reliability diagrams (class-wise lens).
+
+    For every class ``c`` the scores are ``p_c`` and the targets ``1{y = c}``
+    (the class-wise lens of Kull et al. 2019 and Nixon et al. 2019, seed 001
+    App. A.1); the bars are the per-bin frequencies of class ``c`` from
+    :func:`calipers.binned_statistics` with ``lens="classwise"``, drawn as in
+    :func:`reliability_diagram`. Each panel's note (``artists[0]``) is that class's binned L1
+    calibration error ``sum_B |B|/N |y_bar_B - g_bar_B|`` (the class's term
+    of :func:`calipers.classwise_ece`).
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,)
+    labels : array-like of shape (n,)
+    classes : sequence of int, optional
+        Classes to show (default all, in order).
+    n_bins : int, default 15
+        Equal-width bins; ignored when ``estimator`` is given.
+    estimator : Binning, optional
+    ncols : int, optional
+        Panels per row (default ``min(len(classes), 5)``).
+    class_names : sequence of str, optional
+        Names indexed by class (default ``"class c"``).
+    show_gap : bool, default True
+    ax : sequence of Axes, optional
+        One Axes per shown class.
+    title : str, optional
+        Figure title.
+    sample_weight : array-like of shape (n,), optional
+    logits : bool, default False
+    validate : bool, default True
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per class (panel titles are the class names); bars carry the
+        gid ``"reliability-bar-<bin>"``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from calipers.diagrams import classwise_reliability_grid
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> fig = classwise_reliability_grid(d.probs["random_forest"], d.labels, classes=[0, 1, 2])
+    >>> [a.get_title() for a in fig.axes if a.get_visible()]
+    ['class 0', 'class 1', 'class 2']
+    >>> plt.close(fig)
+    """
+    require_matplotlib()
+    P = check_predictions(
+        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+    )
+    k = P.n_classes
+    cls = list(range(k)) if classes is None else [int(c) for c in np.atleast_1d(classes)]
+    if not cls or any(c < 0 or c >= k for c in cls):
+        raise CalibrationInputError(
+            f"classes must be a non-empty subset of 0..{k - 1}; got {classes!r}"
+        )
+    if class_names is not None and len(class_names) != k:
+        raise CalibrationInputError(
+            f"class_names must name all {k} classes; got {len(class_names)} names"
+        )
+    names = [f"class {c}" if class_names is None else str(class_names[c]) for c in cls]
+    est = EqualWidth(n_bins) if estimator is None else estimator
+    all_stats = binned_statistics(P, lens="classwise", estimator=est)
+    p_full = np.asarray(to_numpy(P.full_probs()), dtype=np.float64)
+
+    with rc_context():
+        if ax is None:
+            nc = min(len(cls), 5) if ncols is None else int(ncols)
+            fig, axs = axes_grid(
+                len(cls),
+                nc,
+                DOUBLE_COLUMN / 5.0,
+                DOUBLE_COLUMN / 5.0 + 0.1,
+                sharex=True,
+                sharey=True,
+            )
+        else:
+            axs = check_axes_count(ax, len(cls), "classwise_reliability_grid")
+            fig = axs[0].figure
+        for i, (c, a) in enumerate(zip(cls, axs, strict=True)):
+            st = all_stats[c].stats
+            if isinstance(est, EqualWidth) or isinstance(est, FixedEdges):
+                lo, hi = _bin_extents(est, st, np.zeros(0), np.zeros(0, dtype=np.intp))
+            else:
+                ids = np.asarray(to_numpy(est.assign(p_full[:, c], None)[0]), dtype=np.intp)
+                lo, hi = _bin_extents(est, st, p_full[:, c], ids)
+            _draw_bins(
+                a,
+                lo,
+                hi,
+                st.mean_target,
+                st.mean_score,
+                st.nonempty,
+                show_gap,
+                "Observed frequency",
+            )
+            ideal_line(a, label="Perfect calibration")
+            _unit_square(a)
+            unit_ticks(a, "both", step=0.5)
+            v = float(calibration_error(P, lens=single_class(c), estimator=est))
+            metrics_note(a, f"ECE {percent(v, 1)}")
+            a.set_title(names[i], pad=3)
+            if ax is not None:
+                a.set_xlabel("Predicted probability")
+                a.set_ylabel("Observed frequency")
+        if ax is None:
+            fig.supxlabel("Predicted probability", fontsize=FONT_SIZE)
+            fig.supylabel("Observed frequency", fontsize=FONT_SIZE)
+            handles, labs = axs[0].get_legend_handles_labels()
+            figure_legend(fig, handles, labs, title=title, ncols=3)
+        elif title:
+            fig.suptitle(title)
+    return fig  # type: ignore[no-any-return]
