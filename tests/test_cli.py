@@ -216,8 +216,15 @@ def test_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, err
     assert "gaussian_nb" in out
     names = sorted(p.name for p in target.iterdir())
-    assert names == ["figures", "report.html", "report.json", "report.md", "report.tex",
-                     "table.json", "table.md"]
+    assert names == [
+        "figures",
+        "report.html",
+        "report.json",
+        "report.md",
+        "report.tex",
+        "table.json",
+        "table.md",
+    ]
     doc = json.loads((target / "table.json").read_text())
     assert [m["model"] for m in doc["models"]] == list(load_default_predictions().model_names)
     assert "| gaussian_nb | 1797 |" in (target / "table.md").read_text()
@@ -227,12 +234,14 @@ def test_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rep = json.loads((target / "report.json").read_text())
     rows = {(r["model"], r["method"]): r for r in rep["rows"]}
     lr = rows[("logistic_regression", "uncalibrated")]["metrics"]
-    assert lr["ece"] == pytest.approx(cp.ece(d.probs["logistic_regression"][test], d.labels[test]),
-                                      rel=1e-9)
+    assert lr["ece"] == pytest.approx(
+        cp.ece(d.probs["logistic_regression"][test], d.labels[test]), rel=1e-9
+    )
     ts = cp.TemperatureScaling().fit(d.logits["logistic_regression"][~test], d.labels[~test])
     p_ts = ts.predict_proba(d.logits["logistic_regression"][test])
     assert rows[("logistic_regression", "TemperatureScaling")]["metrics"]["nll"] == pytest.approx(
-        cp.nll(p_ts, d.labels[test]), rel=1e-9)
+        cp.nll(p_ts, d.labels[test]), rel=1e-9
+    )
     # TS cannot take the naive Bayes probabilities (exact zeros): a row that says why
     assert "not applicable" in rows[("gaussian_nb", "TemperatureScaling")]["flags"][0]
     assert rows[("gaussian_nb", "uncalibrated")]["metrics"]["nll"] == "inf"

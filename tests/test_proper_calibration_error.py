@@ -419,7 +419,9 @@ def test_scores_at_one_give_finite_values() -> None:
     conf = np.concatenate([np.ones(40), rng.uniform(0.5, 1, 60)])
     correct = (rng.random(100) < conf).astype(int)
     for div in ("kl", "squared_l2"):
-        res = cp.proper_calibration_error(conf, correct, lens="binary", divergence=div, bandwidth=0.02)
+        res = cp.proper_calibration_error(
+            conf, correct, lens="binary", divergence=div, bandwidth=0.02
+        )
         assert all(np.isfinite([res.direct, res.via_risk, res.refinement, res.sharpness]))
         r = cp.DirichletKernel(0.02).regress(conf, correct.astype(float), None)
         assert r.min() >= 0 and r.max() <= 1

@@ -27,23 +27,38 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     z = rng.normal(size=(600, 4)) * 2
     p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
     y = (rng.random(600)[:, None] > p.cumsum(1)).sum(1).clip(0, 3)
-    rep = cp.report({"overconfident": (3 * z[300:], y[300:])}, logits=True,
-                    calibration={"overconfident": (3 * z[:300], y[:300])},
-                    recalibrators=[cp.TemperatureScaling()], figures=True, null_resamples=20)
+    rep = cp.report(
+        {"overconfident": (3 * z[300:], y[300:])},
+        logits=True,
+        calibration={"overconfident": (3 * z[:300], y[:300])},
+        recalibrators=[cp.TemperatureScaling()],
+        figures=True,
+        null_resamples=20,
+    )
     rep.save(tmp_path)
     page = tmp_path / "report.html"
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             "--user-data-dir=" + str(tmp_path / "profile")]
-    dom = subprocess.run([browser, *flags, "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--user-data-dir=" + str(tmp_path / "profile"),
+    ]
+    dom = subprocess.run(
+        [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     # the rendered DOM holds the table and every number of the first row
     assert "<table" in dom.stdout and "TemperatureScaling" in dom.stdout
     assert f"{rep.row('overconfident').metrics['ece']:.4f}" in dom.stdout
     assert dom.stdout.count("data:image/png;base64,") == 6
     shot = tmp_path / "shot.png"
-    res = subprocess.run([browser, *flags, "--window-size=1200,1600", f"--screenshot={shot}",
-                          page.as_uri()], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [browser, *flags, "--window-size=1200,1600", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0 and shot.exists(), res.stderr[-2000:]
     import matplotlib.image as mpimg
 

@@ -556,7 +556,9 @@ def _progress(items: list[Any], on: bool, name: str) -> Any:
     except ImportError:
         return items
     # disable=None: no bar when stderr is not a terminal (logs, CI)
-    return tqdm(items, desc=f"report: {name}", unit="row", leave=False, file=sys.stderr, disable=None)
+    return tqdm(
+        items, desc=f"report: {name}", unit="row", leave=False, file=sys.stderr, disable=None
+    )
 
 
 def _flag(rows: list[ReportRow]) -> None:
