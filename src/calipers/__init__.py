@@ -67,11 +67,18 @@ from .proper_calibration_error import (
     proper_calibration_error,
 )
 from .recalibration import (
+    BetaCalibration,
+    BiasCorrectedTemperatureScaling,
+    EnsembleTemperatureScaling,
     HistogramBinning,
     IsotonicRegression,
+    MatrixScaling,
     MeanReplacement,
+    MonotoneLogitMap,
+    PlattScaling,
     Recalibrator,
     TemperatureScaling,
+    VectorScaling,
     calibration_split,
     load_recalibrator,
 )
@@ -165,6 +172,13 @@ __all__ = [
     # recalibration
     "Recalibrator",
     "TemperatureScaling",
+    "VectorScaling",
+    "MatrixScaling",
+    "BiasCorrectedTemperatureScaling",
+    "EnsembleTemperatureScaling",
+    "PlattScaling",
+    "BetaCalibration",
+    "MonotoneLogitMap",
     "HistogramBinning",
     "IsotonicRegression",
     "MeanReplacement",

@@ -8,9 +8,15 @@ saves to and loads from JSON (no pickle).
 from __future__ import annotations
 
 from .base import Recalibrator, load_recalibrator, register
+from .beta_calibration import BetaCalibration
+from .bias_corrected_temperature_scaling import BiasCorrectedTemperatureScaling
+from .ensemble_temperature_scaling import EnsembleTemperatureScaling
 from .histogram_binning import HistogramBinning
 from .isotonic_regression import IsotonicRegression
+from .matrix_scaling import MatrixScaling
 from .mean_replacement import MeanReplacement
+from .monotone_logit_map import MonotoneLogitMap
+from .platt_scaling import PlattScaling
 from .split import (
     CalibrationSplit,
     calibration_split,
@@ -20,12 +26,20 @@ from .split import (
     stratified_folds,
 )
 from .temperature_scaling import TemperatureScaling
+from .vector_scaling import VectorScaling
 
 __all__ = [
     "Recalibrator",
     "load_recalibrator",
     "register",
     "TemperatureScaling",
+    "VectorScaling",
+    "MatrixScaling",
+    "BiasCorrectedTemperatureScaling",
+    "EnsembleTemperatureScaling",
+    "PlattScaling",
+    "BetaCalibration",
+    "MonotoneLogitMap",
     "HistogramBinning",
     "IsotonicRegression",
     "MeanReplacement",

@@ -1,19 +1,39 @@
 """Temperature scaling (Guo et al. 2017): ``softmax(z / T)`` with one fitted T > 0.
 
 Fitted by minimising the (weighted) NLL on a calibration split. With
-``beta = 1 / T`` the NLL ``mean_i [LSE(beta z_i) - beta z_{i y_i}]`` is convex in
-``beta`` with derivatives
+``beta = 1 / T`` the NLL ``f(beta) = mean_i [LSE(beta z_i) - beta z_{i y_i}]``
+is convex in ``beta``, and its derivatives are means of the cumulants of the
+logits under ``p_i = softmax(beta z_i)``:
 
-    f'(beta)  = mean_i (E_{p_i}[z_i] - z_{i y_i}),
-    f''(beta) = mean_i Var_{p_i}[z_i],          p_i = softmax(beta z_i),
+    f'(beta)   = mean_i (E_{p_i}[z_i] - z_{i y_i}),
+    f''(beta)  = mean_i Var_{p_i}[z_i],
+    f'''(beta) = mean_i kappa_3(z_i; p_i)       (third central moment).
 
-so a safeguarded Newton iteration (bisection in ``log beta`` whenever a step
-leaves the bracket) converges in a handful of passes over the logits; each
-pass reads the logits once, in blocks. The search is bounded to
-``T in [t_min, t_max]``; when the optimum lies at a bound (e.g. a separable
-calibration set drives T to 0) a warning says so. With ``loss="brier"`` the
-Brier score is minimised over ``log T`` by a bounded Brent search instead
-(seed 003 and seed 000 offer this option; conventions.md §10).
+All three come from one pass over the logits (read in cache-sized blocks of
+rows; ``exp`` is the only costly operation, and each pass evaluates it once per
+entry). The root of ``f'`` is found by a safeguarded Halley iteration: a step
+that leaves the current bracket is replaced by bisection in ``log beta``, and
+a bound of ``[1 / t_max, 1 / t_min]`` is evaluated only when a step tries to
+cross it. The iteration stops when the step, or the predicted error of the
+next iterate ``|f'''| d^2 / (2 f'')`` (d the Newton step; Halley's error is of
+higher order), falls below ``tol * beta``. On large inputs (more than 2**22
+logits) the iteration is warm-started from the optimum (to 1e-4 relative) on
+a strided subsample of the rows holding about 2**21 logits, so that
+typically two passes over the full data remain; the result is the optimum of
+the full objective either way. The passes over large inputs run on up to
+two threads (NumPy releases the GIL); the per-block sums are added in block
+order, so the result does not depend on the number of threads.
+
+Precision: float64 logits are processed in float64. float32 logits (when the
+caller's array reaches ``_fit`` as float32) are processed in float32 for the
+exponentials and the per-entry products (relative error ~1e-7 each), with
+pairwise row sums; per-row moments and the totals over rows are combined in
+float64. The fitted T then agrees with a float64 computation to ~1e-6
+relative.
+
+With ``loss="brier"`` the Brier score is minimised over ``log T`` by a bounded
+Brent search instead (seed 003 and seed 000 offer this option; conventions.md
+§10).
 
 References: Guo et al. (2017), "On calibration of modern neural networks";
 conventions.md §10 lists how each seed fits T (LBFGS, BFGS, grids), all
@@ -23,7 +43,9 @@ minimising the same convex objective.
 from __future__ import annotations
 
 import math
+import os
 import warnings
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -33,7 +55,11 @@ from .base import Recalibrator, register
 
 __all__ = ["TemperatureScaling"]
 
-_ROWS = 1 << 14
+_LOG2E = 1.4426950408889634  # exp(x) = exp2(x log2 e); NumPy's exp2 is the cheaper of the two
+_BLOCK = 1 << 17  # logits per block (two float32 buffers stay in a core's L2 cache)
+_SUBSAMPLE = 1 << 21  # logits in the warm-start subsample
+_FULL = 1 << 22  # inputs up to this many logits are solved on the full data directly
+_THREADS = 2  # at most this many threads per pass, for inputs of _FULL logits or more
 
 
 def _as_multiclass(S: np.ndarray) -> np.ndarray:
@@ -43,31 +69,151 @@ def _as_multiclass(S: np.ndarray) -> np.ndarray:
     return S
 
 
-def _nll_derivatives(
-    Z: np.ndarray, y: np.ndarray, w: np.ndarray | None, beta: float
-) -> tuple[float, float, float]:
-    """Weighted mean NLL of softmax(beta Z) and its first two derivatives in beta."""
-    n = Z.shape[0]
-    wt = np.ones(n) if w is None else w
-    W = float(wt.sum())
-    f = g = h = 0.0
-    rows = np.arange(n)
-    for i in range(0, n, _ROWS):
-        z = Z[i : i + _ROWS]
-        zy = z[rows[: len(z)], y[i : i + _ROWS]]
-        zmax = z.max(axis=1)
-        e = np.exp(beta * (z - zmax[:, None]))
-        s0 = e.sum(axis=1)
-        s1 = np.einsum("ij,ij->i", e, z)
-        s2 = np.einsum("ij,ij->i", e, z * z)
-        mean = s1 / s0
-        var = np.maximum(s2 / s0 - mean * mean, 0.0)
-        lse = beta * zmax + np.log(s0)
-        wi = wt[i : i + _ROWS]
-        f += float(wi @ (lse - beta * zy))
-        g += float(wi @ (mean - zy))
-        h += float(wi @ var)
-    return f / W, g / W, h / W
+class _Objective:
+    """The NLL derivatives in ``beta`` over the rows of ``Z`` (a view, never copied)."""
+
+    def __init__(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
+        if Z.dtype not in (np.float32, np.float64):
+            Z = Z.astype(np.float64)
+        self.Z = Z
+        n, k = Z.shape
+        self.zmax = Z.max(axis=1).astype(np.float64)
+        self.zy = Z[np.arange(n), y].astype(np.float64)
+        self.w = w
+        self.total = float(n) if w is None else float(w.sum())
+        self.rows = max(1, _BLOCK // k)
+        self.blocks = [(i, min(n, i + self.rows)) for i in range(0, n, self.rows)]
+        cpus = os.cpu_count() or 1
+        self.threads = min(_THREADS, cpus, len(self.blocks)) if Z.size >= _FULL else 1
+
+    def subsample(self, stride: int) -> _Objective:
+        sub = _Objective.__new__(_Objective)
+        sub.Z = self.Z[::stride]
+        sub.zmax = self.zmax[::stride]
+        sub.zy = self.zy[::stride]
+        sub.w = None if self.w is None else self.w[::stride]
+        sub.total = float(sub.Z.shape[0]) if sub.w is None else float(sub.w.sum())
+        sub.rows = self.rows
+        n = sub.Z.shape[0]
+        sub.blocks = [(i, min(n, i + sub.rows)) for i in range(0, n, sub.rows)]
+        sub.threads = 1
+        return sub
+
+    def _block(
+        self, beta: float, i0: int, i1: int, d: np.ndarray, e: np.ndarray
+    ) -> tuple[float, float, float]:
+        m = i1 - i0
+        d, e = d[:m], e[:m]
+        zmax = self.zmax[i0:i1]
+        np.subtract(self.Z[i0:i1], zmax[:, None].astype(d.dtype), out=d)  # d <= 0
+        np.multiply(d, d.dtype.type(beta * _LOG2E), out=e)
+        np.exp2(e, out=e)  # e = exp(beta (z - zmax)), the largest is 1
+        s0 = e.sum(axis=1).astype(np.float64)
+        np.multiply(e, d, out=e)
+        m1 = e.sum(axis=1).astype(np.float64) / s0
+        np.multiply(e, d, out=e)
+        m2 = e.sum(axis=1).astype(np.float64) / s0
+        np.multiply(e, d, out=e)
+        m3 = e.sum(axis=1).astype(np.float64) / s0
+        var = np.maximum(m2 - m1 * m1, 0.0)
+        k3 = m3 - 3.0 * m1 * m2 + 2.0 * m1**3
+        g = m1 + (zmax - self.zy[i0:i1])
+        if self.w is None:
+            return float(g.sum()), float(var.sum()), float(k3.sum())
+        wi = self.w[i0:i1]
+        return float(wi @ g), float(wi @ var), float(wi @ k3)
+
+    def derivatives(self, beta: float) -> tuple[float, float, float]:
+        """``(f', f'', f''')`` at ``beta``: one pass over the logits."""
+        k = self.Z.shape[1]
+
+        def run(blocks: list[tuple[int, int]]) -> list[tuple[float, float, float]]:
+            d = np.empty((self.rows, k), dtype=self.Z.dtype)
+            e = np.empty_like(d)
+            return [self._block(beta, i0, i1, d, e) for i0, i1 in blocks]
+
+        if self.threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            per = -(-len(self.blocks) // self.threads)
+            parts = [self.blocks[j : j + per] for j in range(0, len(self.blocks), per)]
+            with ThreadPoolExecutor(len(parts)) as ex:
+                sums = [s for part in ex.map(run, parts) for s in part]
+        else:
+            sums = run(self.blocks)
+        g = h = t = 0.0
+        for a, b, c in sums:  # block order: the same result for any number of threads
+            g += a
+            h += b
+            t += c
+        return g / self.total, h / self.total, t / self.total
+
+
+def _halley(
+    derivatives: Callable[[float], tuple[float, float, float]],
+    beta: float,
+    lo: float,
+    hi: float,
+    tol: float,
+    max_iter: int,
+) -> tuple[float, int, bool, str]:
+    """Root of the increasing ``f'`` on ``[lo, hi]``.
+
+    Returns ``(beta, passes, converged, bound)`` with ``bound`` "lo" or "hi" when
+    the optimum lies at (or beyond) that end of the search interval, else "".
+    A bound is evaluated only when a step tries to cross it, or when the steps
+    towards it stop shrinking (the optimum may then be far away or at
+    infinity, as for a separable calibration set, where ``f'`` tends to 0 from
+    below as ``beta -> inf``).
+    """
+    known = {"lo": False, "hi": False}  # has the sign of f' been seen at lo / hi?
+    beta = min(max(beta, lo), hi)
+    prev = 0.0  # the previous step
+    it = 0
+    while it < max_iter:
+        it += 1
+        g, h, t = derivatives(beta)
+        if not math.isfinite(g):
+            raise CalibrationInputError(
+                "TemperatureScaling: the NLL derivative is not finite at T = "
+                f"{1.0 / beta:.6g}; the logits are too large in magnitude"
+            )
+        if g == 0:
+            return beta, it, True, ""
+        if g > 0:
+            hi, known["hi"] = beta, True
+        else:
+            lo, known["lo"] = beta, True
+        if h > 0:
+            dn = -g / h  # Newton step
+            den = 1.0 + dn * t / (2.0 * h)
+            step = dn / den if 0.5 < den < 2.0 else dn  # Halley's correction while it is mild
+        else:
+            dn = step = math.inf if g < 0 else -math.inf
+        side = "hi" if step > 0 else "lo"
+        stalled = prev * step > 0 and abs(step) > 0.5 * abs(prev)
+        new = beta + step
+        if (not known[side]) and (stalled or not lo < new < hi):
+            # check the bound towards which the iteration moves
+            end = hi if side == "hi" else lo
+            it += 1
+            g_end = derivatives(end)[0]
+            if (g_end <= 0) if side == "hi" else (g_end >= 0):
+                return end, it, True, side
+            known[side] = True
+        prev = step
+        if lo < new < hi:
+            if abs(step) <= tol * beta or (
+                abs(dn) <= 1e-3 * beta and abs(t) * dn * dn / (2.0 * h) <= tol * beta
+            ):
+                return new, it, True, ""
+            beta = new
+        else:  # the step leaves the bracket: bisect on the log scale
+            beta = math.sqrt(lo * hi)
+            prev = 0.0
+            if hi - lo <= tol * lo:
+                return beta, it, True, ""
+    return beta, it, False, ""
 
 
 @register
@@ -94,7 +240,9 @@ class TemperatureScaling(Recalibrator):
     temperature_ : float
         The fitted T.
     n_iter_ : int
-        Newton / Brent iterations used.
+        NLL: passes over the full calibration set (Halley iterations and bound
+        checks; the subsample warm start of large inputs is not counted).
+        Brier: Brent's function evaluations.
     converged_ : bool
 
     Examples
@@ -145,37 +293,21 @@ class TemperatureScaling(Recalibrator):
 
     def _fit_nll(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
         lo, hi = 1.0 / self.t_max, 1.0 / self.t_min  # bracket on beta = 1 / T
+        obj = _Objective(Z, y, w)
         beta = min(max(1.0, lo), hi)
-        converged = False
-        it = 0
+        if Z.size > _FULL:  # warm start: the optimum on a strided subsample of the rows
+            sub = obj.subsample(-(-Z.size // _SUBSAMPLE))
+            if sub.total > 0:
+                beta = _halley(sub.derivatives, beta, lo, hi, 1e-4, self.max_iter)[0]
+        beta, it, converged, bound = _halley(obj.derivatives, beta, lo, hi, self.tol, self.max_iter)
         reason = ""
-        g_lo = _nll_derivatives(Z, y, w, lo)[1]
-        if g_lo >= 0:  # f increasing already at the smallest beta: optimum T >= t_max
-            beta, converged, reason = lo, True, f"at the upper bound T = t_max = {self.t_max:g}"
-        else:
-            g_hi = _nll_derivatives(Z, y, w, hi)[1]
-            if g_hi <= 0:
-                beta, converged, reason = (
-                    hi,
-                    True,
-                    (
-                        f"at the lower bound T = t_min = {self.t_min:g} (the calibration set is "
-                        "separable or nearly so: the NLL keeps falling as T -> 0)"
-                    ),
-                )
-            else:
-                for it in range(1, self.max_iter + 1):  # noqa: B007
-                    _, g, h = _nll_derivatives(Z, y, w, beta)
-                    if g > 0:
-                        hi = beta
-                    else:
-                        lo = beta
-                    step = beta - g / h if h > 0 else math.nan
-                    new = step if lo < step < hi else math.sqrt(lo * hi)
-                    if abs(new - beta) <= self.tol * beta or g == 0:
-                        beta, converged = new, True
-                        break
-                    beta = new
+        if bound == "lo":  # f increasing already at the smallest beta: optimum T >= t_max
+            reason = f"at the upper bound T = t_max = {self.t_max:g}"
+        elif bound == "hi":
+            reason = (
+                f"at the lower bound T = t_min = {self.t_min:g} (the calibration set is "
+                "separable or nearly so: the NLL keeps falling as T -> 0)"
+            )
         self.temperature_ = float(1.0 / beta)
         self.n_iter_ = int(it)
         self.converged_ = bool(converged)
@@ -196,6 +328,7 @@ class TemperatureScaling(Recalibrator):
     def _fit_brier(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
         from scipy.optimize import minimize_scalar
 
+        Z = np.asarray(Z, dtype=np.float64)
         onehot = np.zeros_like(Z)
         onehot[np.arange(len(y)), y] = 1.0
 
@@ -229,6 +362,7 @@ class TemperatureScaling(Recalibrator):
             )
 
     def _transform(self, S: np.ndarray) -> np.ndarray:
+        S = np.asarray(S, dtype=np.float64)
         if S.ndim == 1:
             return 1.0 / (1.0 + np.exp(-S / self.temperature_))
         return _softmax_rows(S / self.temperature_)

@@ -1,0 +1,235 @@
+"""Matrix scaling: ``softmax(W z + b)`` with a full ``k x k`` matrix W.
+
+Guo et al. (2017) §4.2; with ``reg="odir"`` the off-diagonal and intercept
+regularisation (ODIR) of Kull et al. (2019), "Beyond temperature scaling:
+obtaining well-calibrated multiclass probabilities with Dirichlet
+calibration" (NeurIPS). Applied to ``log p`` (pass probabilities) this is
+their Dirichlet calibration; applied to logits it is ODIR matrix scaling.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from ..validation import CalibrationInputError
+from .base import Recalibrator, register
+from .temperature_scaling import _as_multiclass
+from .vector_scaling import (
+    _check_positive,
+    _lbfgs,
+    _linear_map_injective,
+    _softmax_nll,
+    _whitener,
+)
+
+__all__ = ["MatrixScaling"]
+
+
+def _shift(W: np.ndarray) -> np.ndarray:
+    """``W + 1 u^T`` with each ``u_j`` minus the mean of the off-diagonal entries of column j.
+
+    Among the matrices giving the same softmax, the one with the least sum of
+    squared off-diagonal entries.
+    """
+    k = W.shape[0]
+    off_mean = (W.sum(axis=0) - np.diag(W)) / (k - 1)
+    return W - off_mean[None, :]
+
+
+@register
+class MatrixScaling(Recalibrator):
+    """Matrix scaling, ``softmax(W z + b)`` (Guo et al. 2017; ODIR: Kull et al. 2019).
+
+    Fitted by minimising, with L-BFGS-B and the analytic gradient, from
+    ``W = I, b = 0`` (the identity map),
+
+        L(W, b) = NLL(W, b) + lambda_ / (k (k - 1)) * sum_{i != j} W_ij^2
+                            + mu / k * sum_j b_j^2           (reg="odir"),
+
+    ``NLL`` the weighted mean negative log-likelihood of ``softmax(W z_i + b)``
+    on the calibration split; ``reg="none"`` drops both penalties. This is the
+    ODIR objective of Kull et al. (2019, §4 "Off-diagonal and intercept
+    regularisation"), with the NLL averaged (not summed) over the samples.
+    The gradient is ``G^T Z + 2 lambda_ / (k (k - 1)) offdiag(W)`` for W and
+    ``sum_i G_i + 2 mu b / k`` for b, ``G_i = (q_i - onehot(y_i)) w_i / sum w``.
+
+    The optimiser works in whitened coordinates (the logits centred and
+    decorrelated by their weighted mean and covariance on the calibration
+    split), a change of variables that leaves the objective and its minimiser
+    unchanged and cuts the L-BFGS iterations about twentyfold on DenseNet-40
+    (with ODIR, the covariance gets a ridge ``2 lambda_ / (k (k - 1))`` divided
+    by the mean ``q (1 - q)`` of the starting softmax, the penalty's curvature
+    relative to the NLL's, so that a strong penalty is not badly scaled).
+    Softmax ignores adding ``1 u^T`` to W and a constant to b; the gradient of
+    the NLL has columns summing to 0, so without regularisation the fit keeps
+    the column sums of its start (``1^T W = 1^T``, ``sum b = 0``, up to
+    rounding). ODIR makes the minimiser unique, but its tiny curvature along
+    those directions (``2 lambda_ / (k (k - 1))``) would make L-BFGS crawl; so
+    the penalty is first minimised over them in closed form (``u_j`` = minus
+    the mean off-diagonal entry of column j, the constant = minus the mean of
+    b), the profiled objective is minimised, and the fitted (W, b) is moved to
+    that penalty-minimising representative: the same minimiser of L, found in
+    about as many iterations as without regularisation. seed 000's sharpcal fits the unregularised form with Adam
+    (conventions.md §10); a convex objective, so both reach the same map up to
+    that optimiser's tolerance. Binary scores ``(n,)`` are read as the logits
+    ``[0, z]``.
+
+    Declared properties:
+
+    * ``accuracy_preserving``: False. A general W reorders the classes (only
+      ``P W = a P`` with ``a > 0`` and a constant b, ``P = I - 11^T / k``, would
+      not, and a fit does not produce that exactly).
+    * ``injective`` (from the fitted state; False before fitting): seed 004's
+      one-to-one map ``p -> q`` of the open simplex, the method reading
+      ``z = log p``. Predictions collide iff ``D = log p - log p'`` (0, or a
+      vector that changes sign) solves ``P W D = 0``; so the map is injective
+      iff ``P W`` has rank ``k - 1`` and its null vector does not change sign.
+      An invertible W passes iff ``W^{-1} 1`` does not change sign (W = I: it
+      is 1); a singular W can still pass (``W = P`` is plain softmax). Binary
+      ``(n,)`` input (``z -> sigmoid((W_11 - W_01) z + b_1 - b_0)``): iff
+      ``W_11 != W_01``. Applied to raw logits the output also depends on each
+      row's offset unless ``W 1`` is a multiple of 1.
+
+    Parameters
+    ----------
+    reg : {"none", "odir"}, default "none"
+    lambda_ : float, default 1e-3
+        ODIR weight of the mean squared off-diagonal entry of W.
+    mu : float, default 1e-3
+        ODIR weight of the mean squared intercept.
+    tol : float, default 1e-8
+        L-BFGS-B ``gtol`` on the projected gradient.
+    max_iter : int, default 5000
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (k, k)
+    bias_ : ndarray of shape (k,)
+    binary_ : bool
+    n_iter_ : int
+    converged_ : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.recalibration.matrix_scaling import MatrixScaling
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(20000, 3)) * 2
+    >>> W = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, -0.5, 1.0]])
+    >>> a = z @ W.T + [0.2, 0.0, -0.2]                           # the true map
+    >>> q = np.exp(a) / np.exp(a).sum(1, keepdims=True)
+    >>> y = (rng.random(20000)[:, None] > q.cumsum(1)).sum(1)     # labels drawn from q
+    >>> ms = MatrixScaling().fit(z, y)
+    >>> np.round(ms.weights_, 1) + 0.0
+    array([[ 1. ,  0.5,  0. ],
+           [ 0. ,  1. ,  0. ],
+           [ 0. , -0.5,  1. ]])
+    >>> ms.accuracy_preserving, ms.injective
+    (False, True)
+    """
+
+    input = "logits"
+    _accuracy_preserving = False
+
+    def __init__(
+        self,
+        reg: Literal["none", "odir"] = "none",
+        lambda_: float = 1e-3,
+        mu: float = 1e-3,
+        tol: float = 1e-8,
+        max_iter: int = 5000,
+    ) -> None:
+        self.reg = reg
+        self.lambda_ = lambda_
+        self.mu = mu
+        self.tol = tol
+        self.max_iter = max_iter
+
+    @property
+    def injective(self) -> bool:
+        """From the fitted W (see the class docstring); False before fitting."""
+        if not hasattr(self, "weights_"):
+            return False
+        W = np.asarray(self.weights_, dtype=np.float64)
+        if self.binary_:
+            return bool(W[1, 1] != W[0, 1])
+        return _linear_map_injective(W)
+
+    def _fit(self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
+        if self.reg not in ("none", "odir"):
+            raise CalibrationInputError(
+                f"MatrixScaling: reg must be 'none' or 'odir'; got {self.reg!r}"
+            )
+        _check_positive("tol", self.tol, "MatrixScaling")
+        lam = mu_reg = 0.0
+        if self.reg == "odir":
+            for name in ("lambda_", "mu"):
+                v = getattr(self, name)
+                if not (isinstance(v, (int, float, np.integer, np.floating)) and v >= 0):
+                    raise CalibrationInputError(
+                        f"MatrixScaling: {name} must be a non-negative number; got {v!r}"
+                    )
+            lam, mu_reg = float(self.lambda_), float(self.mu)
+        Z = _as_multiclass(np.asarray(S, dtype=np.float64))
+        self.binary_ = S.ndim == 1
+        k = Z.shape[1]
+        off = 1.0 - np.eye(k)
+        c_w = lam / (k * (k - 1))
+        c_b = mu_reg / k
+
+        # optimise in whitened coordinates: with Z = U M^{-1} + mu (U = (Z - mu) M has
+        # identity covariance), W z + b = Wt u + bt for Wt = W M^{-1}, bt = b + W mu; the
+        # objective and its minimiser are unchanged, the conditioning far better
+        ridge = 0.0
+        if lam:  # penalty curvature relative to the NLL's (mean q (1 - q) at the start)
+            Q0 = np.exp(Z - Z.max(axis=1, keepdims=True))
+            Q0 /= Q0.sum(axis=1, keepdims=True)
+            curv = float(np.average(np.sum(Q0 * (1.0 - Q0), axis=1), weights=w)) / k
+            ridge = 2.0 * c_w / max(curv, 1e-12)
+        mu, M = _whitener(Z, w, ridge)
+        U = (Z - mu) @ M
+        Mmu = M @ mu
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            Wt = x[: k * k].reshape(k, k)
+            bt = x[k * k :]
+            loss, G = _softmax_nll(U @ Wt.T + bt, y, w)
+            gW = G.T @ U
+            gb = G.sum(axis=0)
+            if lam or mu_reg:  # the penalty, minimised over the directions softmax ignores
+                W = Wt @ M
+                b = bt - Wt @ Mmu
+                Rw = _shift(W) * off
+                Rb = b - b.mean()
+                loss += c_w * float(np.sum(Rw * Rw)) + c_b * float(Rb @ Rb)
+                pW, pb = 2.0 * c_w * Rw, 2.0 * c_b * Rb  # d penalty / d (W, b)
+                gW += pW @ M - np.outer(pb, Mmu)
+                gb += pb
+            return loss, np.concatenate([gW.ravel(), gb])
+
+        W0 = np.linalg.solve(M, np.eye(k))  # W = I in whitened coordinates: M^{-1}
+        x0 = np.concatenate([W0.ravel(), mu])
+        x, self.n_iter_, self.converged_ = _lbfgs(
+            fun, x0, None, tol=self.tol, max_iter=self.max_iter, name="MatrixScaling"
+        )
+        Wt = x[: k * k].reshape(k, k)
+        W = Wt @ M
+        b = x[k * k :] - Wt @ Mmu
+        if lam or mu_reg:  # the representative that minimises the ODIR penalty
+            W = _shift(W) if lam else W
+            b = b - b.mean() if mu_reg else b
+        self.weights_ = W
+        self.bias_ = b
+
+    def _transform(self, S: np.ndarray) -> np.ndarray:
+        Z = _as_multiclass(np.asarray(S, dtype=np.float64))
+        A = Z @ np.asarray(self.weights_).T + self.bias_
+        if S.ndim == 1:
+            from scipy.special import expit
+
+            return expit(A[:, 1] - A[:, 0])
+        A -= A.max(axis=1, keepdims=True)
+        E = np.exp(A)
+        return E / E.sum(axis=1, keepdims=True)

@@ -1,0 +1,317 @@
+"""Vector scaling: ``softmax(w * z + b)`` with one weight and one bias per class.
+
+Guo et al. (2017) §4.2 ("vector scaling", the diagonal special case of matrix
+scaling); fitted here as in the abstention package of Alexandari et al. (2020)
+(conventions.md §10): mean NLL, L-BFGS-B with the analytic gradient, start
+``w = 1, b = 0`` (the identity map), bounds ``w >= 0``, ``b`` free. Without the
+bias (``bias=False``) it is sharpcal's ``VectorScaler`` (seed 000).
+
+This module also holds the helpers that the other softmax-based scaling
+methods share (the NLL of ``softmax(A)`` with its gradient in ``A``, an
+L-BFGS-B driver that warns on failure, and the injectivity test of a linear
+logit map).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..validation import CalibrationInputError
+from .base import Recalibrator, register
+from .temperature_scaling import _as_multiclass
+
+__all__ = ["VectorScaling"]
+
+
+# ----------------------------------------------------------------------------- shared helpers
+
+
+def _softmax_nll(A: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> tuple[float, np.ndarray]:
+    """Weighted mean NLL of ``softmax(A)`` at labels ``y`` and its gradient in ``A``.
+
+    Returns ``(loss, G)`` with ``G = d loss / d A = (softmax(A) - onehot(y)) w_i / sum w``.
+    """
+    n = A.shape[0]
+    rows = np.arange(n)
+    m = A.max(axis=1)
+    G = A - m[:, None]
+    np.exp(G, out=G)
+    s = G.sum(axis=1)
+    per = m + np.log(s) - A[rows, y]
+    G /= s[:, None]
+    G[rows, y] -= 1.0
+    if w is None:
+        loss = float(per.mean())
+        G /= n
+    else:
+        total = float(w.sum())
+        loss = float(per @ w) / total
+        G *= (w / total)[:, None]
+    return loss, G
+
+
+def _lbfgs(
+    fun: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    x0: np.ndarray,
+    bounds: list[tuple[float | None, float | None]] | None,
+    *,
+    tol: float,
+    max_iter: int,
+    name: str,
+    ftol: float | None = None,
+    accept: float | None = None,
+) -> tuple[np.ndarray, int, bool]:
+    """Minimise ``fun`` (value and gradient) with L-BFGS-B; warn when it fails.
+
+    ``tol`` is L-BFGS-B's ``gtol`` (largest entry of the projected gradient);
+    its ``ftol`` (relative decrease of the objective) is ``ftol``, by default
+    ``max(tol**2, 1e-15)``. When SciPy stops for
+    another reason (e.g. a line search that can no longer make progress at
+    machine precision, or the iteration limit) but the projected gradient is
+    below ``accept`` (default ``100 * tol``), the fit counts as converged;
+    otherwise a ``RuntimeWarning`` quotes SciPy's
+    message. Returns ``(x, iterations, converged)``.
+    """
+    from scipy.optimize import minimize
+
+    res = minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={
+            "maxiter": int(max_iter),
+            "gtol": tol,
+            "ftol": max(tol * tol, 1e-15) if ftol is None else ftol,
+        },
+    )
+    x = np.asarray(res.x, dtype=np.float64)
+    _, g = fun(x)
+    if bounds is not None:  # projected gradient: ignore components pushing out of a bound
+        lo = np.array([-np.inf if b[0] is None else b[0] for b in bounds])
+        hi = np.array([np.inf if b[1] is None else b[1] for b in bounds])
+        g = np.where(((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0)), 0.0, g)
+    pg = float(np.max(np.abs(g))) if g.size else 0.0
+    converged = bool(res.success) or pg <= (100.0 * tol if accept is None else accept)
+    if not converged:
+        warnings.warn(
+            f"{name} did not converge in {res.nit} L-BFGS-B iterations "
+            f"(largest projected gradient {pg:.3g}): {res.message}",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return x, int(res.nit), converged
+
+
+def _whitener(
+    Z: np.ndarray, w: np.ndarray | None, ridge: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(mu, M)``: the (weighted) mean of the rows of Z and ``M = (C + ridge I)^{-1/2}``.
+
+    With ``ridge = 0``, ``(Z - mu) M`` has identity covariance; directions of
+    (almost) no variance (eigenvalues below 1e-10 of the largest) are left
+    unscaled.
+    """
+    mu = np.average(Z, axis=0, weights=w)
+    D = Z - mu
+    C = (D.T @ D) / Z.shape[0] if w is None else (D.T * (w / w.sum())) @ D
+    ev, V = np.linalg.eigh(C + ridge * np.eye(Z.shape[1]))
+    top = float(ev.max()) if ev.size else 0.0
+    scale = np.where(ev > 1e-10 * top, 1.0 / np.sqrt(np.maximum(ev, 1e-300)), 1.0)
+    return mu, (V * scale) @ V.T
+
+
+def _check_positive(name: str, value: Any, owner: str) -> None:
+    if not (isinstance(value, (int, float, np.integer, np.floating)) and value > 0):
+        raise CalibrationInputError(f"{owner}: {name} must be a positive number; got {value!r}")
+
+
+def _linear_map_injective(W: np.ndarray, rtol: float = 1e-10) -> bool:
+    """Is ``p -> softmax(W log p + b)`` one-to-one on the open simplex?
+
+    Two predictions ``p != p'`` collide iff ``D = log p - log p'`` satisfies
+    ``W D = c 1`` for some c. Differences of log-probability vectors are
+    exactly 0 and the vectors with both a positive and a negative entry
+    (``sum_k p_k exp(-D_k) = 1`` is solvable in the open simplex iff D changes
+    sign), so the map is injective iff the subspace ``{D : P W D = 0}``
+    (``P = I - 11^T / k``) holds no sign-changing vector. A subspace of
+    dimension >= 2 always holds one, and this subspace has dimension >= 1, so:
+    injective iff ``P W`` has rank ``k - 1`` and its null vector has all
+    entries of one sign (zeros allowed). Rank and signs are judged with the
+    relative tolerance ``rtol`` on the singular values and on the entries.
+    """
+    k = W.shape[0]
+    P = np.eye(k) - 1.0 / k
+    _, s, vt = np.linalg.svd(P @ W)
+    if s[0] == 0 or s[k - 2] <= rtol * s[0]:
+        return False
+    v = vt[-1]
+    v = v / np.max(np.abs(v))
+    return bool(np.all(v >= -rtol) or np.all(v <= rtol))
+
+
+# ----------------------------------------------------------------------------- the method
+
+
+@register
+class VectorScaling(Recalibrator):
+    """Vector scaling, ``softmax(w * z + b)`` (Guo et al. 2017, §4.2).
+
+    One weight ``w_k >= 0`` and (with ``bias=True``) one bias ``b_k`` per class,
+    fitted by minimising the weighted mean NLL on the calibration split with
+    L-BFGS-B and the analytic gradient
+
+        d NLL / d w_k = mean_i (q_ik - [y_i = k]) z_ik,
+        d NLL / d b_k = mean_i (q_ik - [y_i = k]),    q_i = softmax(w * z_i + b),
+
+    from ``w = 1, b = 0`` (the identity), with bounds ``w >= 0`` as in the
+    abstention package (Alexandari et al. 2020; conventions.md §10). The
+    optimiser works in standardised coordinates (each logit column centred
+    and scaled by its weighted mean and standard deviation on the calibration
+    split; without bias only scaled), a change of variables that leaves the
+    objective and its minimiser unchanged and makes L-BFGS converge in far
+    fewer iterations. The bias is defined up to a constant (softmax ignores
+    it) and is returned centred (``sum b = 0``). Binary scores
+    ``(n,)`` (the logit z of class 1) are treated as the two logits ``[0, z]``,
+    which gives ``sigmoid(w_1 z + b_1 - b_0)``, i.e. Platt scaling.
+
+    Declared properties, from the fitted state (before fitting: the guarantee
+    that holds for every fit, False for both):
+
+    * ``accuracy_preserving``: True iff the map is temperature scaling, i.e.
+      all ``w_k`` equal and positive and all ``b_k`` equal. Distinct positive
+      weights can reorder classes (``z = (1, 0.9)``, ``w = (1, 2)``), and so
+      can a bias. Binary ``(n,)`` input: iff ``w_1 > 0`` and ``b_1 = b_0``.
+    * ``injective``: seed 004's notion, a one-to-one map ``p -> q`` of the open
+      simplex, the method reading ``z = log p`` (seed 004 Prop. 4.5). With
+      ``D = log p - log p'``, outputs collide iff ``w * D = c 1``; since ``D``
+      must change sign unless 0, this is impossible iff at most one ``w_k`` is
+      0 and the others share one sign (with ``w >= 0``: at most one zero
+      weight). Applied to raw logits the output also depends on each row's
+      offset (``w * (z + c 1) != w * z + c' 1`` unless all ``w_k`` are equal),
+      so the statement refers to one fixed representative such as ``log p``.
+      Binary ``(n,)`` input (``z -> sigmoid(w_1 z + b_1 - b_0)``): iff ``w_1 != 0``.
+
+    Parameters
+    ----------
+    bias : bool, default True
+        Fit the per-class bias ``b`` (abstention's form) or keep ``b = 0``
+        (sharpcal's ``VectorScaler``).
+    tol : float, default 1e-8
+        L-BFGS-B ``gtol`` on the projected gradient of the mean NLL.
+    max_iter : int, default 1000
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (k,)
+    bias_ : ndarray of shape (k,)
+        Zeros when ``bias=False``.
+    binary_ : bool
+        Fitted on ``(n,)`` binary scores (read as the logits ``[0, z]``).
+    n_iter_ : int
+    converged_ : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.recalibration.vector_scaling import VectorScaling
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(20000, 3)) * 2
+    >>> a = z * [0.5, 1.0, 2.0] + [0.3, 0.0, -0.3]                # the true map
+    >>> q = np.exp(a) / np.exp(a).sum(1, keepdims=True)
+    >>> y = (rng.random(20000)[:, None] > q.cumsum(1)).sum(1)     # labels drawn from q
+    >>> vs = VectorScaling().fit(z, y)
+    >>> np.round(vs.weights_, 1) + 0.0, np.round(vs.bias_, 1) + 0.0
+    (array([0.5, 1. , 2. ]), array([ 0.3,  0. , -0.3]))
+    >>> vs.accuracy_preserving, vs.injective
+    (False, True)
+    """
+
+    input = "logits"
+
+    def __init__(self, bias: bool = True, tol: float = 1e-8, max_iter: int = 1000) -> None:
+        self.bias = bias
+        self.tol = tol
+        self.max_iter = max_iter
+
+    @property
+    def accuracy_preserving(self) -> bool:
+        """True iff the fitted map is temperature scaling (equal positive w, equal b)."""
+        if not hasattr(self, "weights_"):
+            return False
+        w, b = np.asarray(self.weights_), np.asarray(self.bias_)
+        if self.binary_:  # sigmoid(w_1 z + b_1 - b_0): the sign of z must decide
+            return bool(w[1] > 0 and b[1] == b[0])
+        return bool(w[0] > 0 and np.all(w == w[0]) and np.all(b == b[0]))
+
+    @property
+    def injective(self) -> bool:
+        """True iff at most one fitted weight is 0 and the others share a sign."""
+        if not hasattr(self, "weights_"):
+            return False
+        w = np.asarray(self.weights_)
+        if self.binary_:  # z -> sigmoid(w_1 z + b_1 - b_0)
+            return bool(w[1] != 0)
+        return bool(np.sum(w == 0) <= 1 and (np.all(w >= 0) or np.all(w <= 0)))
+
+    def _fit(self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
+        _check_positive("tol", self.tol, "VectorScaling")
+        Z = _as_multiclass(np.asarray(S, dtype=np.float64))
+        k = Z.shape[1]
+        bias = bool(self.bias)
+        self.binary_ = S.ndim == 1
+
+        # optimise in standardised coordinates: z_k = mu_k + sd_k u_k, so that
+        # w_k z_k + b_k = (w_k sd_k) u_k + (b_k + w_k mu_k): the same objective and
+        # minimiser, but far better conditioned for L-BFGS
+        mu = np.average(Z, axis=0, weights=w) if bias else np.zeros(k)  # no bias: scale only
+        sd = np.sqrt(np.average((Z - mu) ** 2, axis=0, weights=w))
+        sd = np.where(sd > 1e-12 * max(float(sd.max()), 1e-300), sd, 1.0)
+        U = (Z - mu) / sd
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            A = U * x[:k]
+            if bias:
+                A += x[k:]
+            loss, G = _softmax_nll(A, y, w)
+            gw = np.einsum("ij,ij->j", G, U)
+            return loss, (np.concatenate([gw, G.sum(axis=0)]) if bias else gw)
+
+        # start at the identity w = 1, b = 0
+        x0 = np.concatenate([sd, mu]) if bias else sd.copy()
+        bounds: list[tuple[float | None, float | None]] = [(0.0, None)] * k
+        if bias:
+            bounds += [(None, None)] * k
+        x, self.n_iter_, self.converged_ = _lbfgs(
+            fun, x0, bounds, tol=self.tol, max_iter=self.max_iter, name="VectorScaling"
+        )
+        self.weights_ = x[:k] / sd
+        if bias:
+            b = x[k:] - self.weights_ * mu
+            self.bias_ = b - b.mean()  # softmax ignores a common shift: centre it
+        else:
+            self.bias_ = np.zeros(k)
+        if np.sum(self.weights_ == 0) > 0:
+            warnings.warn(
+                "VectorScaling: the weight of class(es) "
+                f"{np.flatnonzero(self.weights_ == 0).tolist()} is at the bound 0 (that "
+                "logit is ignored)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+    def _transform(self, S: np.ndarray) -> np.ndarray:
+        Z = _as_multiclass(np.asarray(S, dtype=np.float64))
+        A = Z * self.weights_ + self.bias_
+        if S.ndim == 1:
+            from scipy.special import expit
+
+            return expit(A[:, 1] - A[:, 0])
+        A -= A.max(axis=1, keepdims=True)
+        E = np.exp(A)
+        return E / E.sum(axis=1, keepdims=True)
