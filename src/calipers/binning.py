@@ -426,9 +426,13 @@ class EqualMass:
             raise CalibrationInputError(
                 "EqualMass bins one score per sample; use KDTree for vectors"
             )
+        B = int(self.n_bins)
+        if w is None and s.size:
+            # unit weights: only B order statistics are needed, so a partial sort
+            # (O(n)) replaces the full one; the values are the same
+            return self._edges_unweighted(s, B)
         ss, cw = _sorted_with_cumweight(s, w)
         total = cw[-1]
-        B = int(self.n_bins)
         if self.rule == "nixon":
             pos = np.round(np.linspace(0, total, B, endpoint=False))
             pos = np.minimum(pos, total - 1)
@@ -444,6 +448,23 @@ class EqualMass:
         last = _expanded_at(ss, cw, (ends - 1).astype(np.float64))
         first = _expanded_at(ss, cw, ends.astype(np.float64))
         mids = (last + first) / 2.0
+        return np.array(sorted(set(mids.tolist()) | {1.0}))
+
+    def _edges_unweighted(self, s: np.ndarray, B: int) -> np.ndarray:
+        n = s.shape[0]
+        if self.rule == "nixon":
+            pos = np.minimum(np.round(np.linspace(0, n, B, endpoint=False)), n - 1).astype(np.int64)
+            kth = np.unique(pos)
+            part = np.partition(s, kth)
+            return np.concatenate([part[pos][1:], [1.0]])
+        B = min(B, n)
+        base, extra = divmod(n, B)
+        sizes = np.full(B, base)
+        sizes[:extra] += 1
+        ends = np.cumsum(sizes)[:-1]
+        kth = np.unique(np.concatenate([ends - 1, ends]))
+        part = np.partition(s, kth) if kth.size else s
+        mids = (part[ends - 1] + part[ends]) / 2.0
         return np.array(sorted(set(mids.tolist()) | {1.0}))
 
     def assign(self, scores: Array, weights: Array | None = None) -> tuple[Array, int]:

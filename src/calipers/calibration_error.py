@@ -71,7 +71,9 @@ def _iter_slices(
 ) -> Iterator[SliceStatistics]:
     for sl in lens(P):
         if selection is not None:
-            sl = sl.subset(selection(sl))
+            keep = selection(sl)
+            if not bool(keep.all()):  # a selection that keeps every row costs no copy
+                sl = sl.subset(keep)
         if sl.n == 0:
             yield SliceStatistics(sl.name, _empty_stats(sl), 0.0)
             continue
