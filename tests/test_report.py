@@ -113,3 +113,35 @@ def test_bad_arguments() -> None:
         cp.report({"m": (z, y)}, logits=True, recalibrators=[cp.TemperatureScaling()])
     with pytest.raises(cp.CalibrationInputError, match="scores, labels"):
         cp.report({"m": z})
+
+
+class _Worse(Recalibrator):
+    """Test double: a recalibration that only sharpens (T = 1/3), hurting NLL and ECE."""
+
+    input = "logits"
+
+    def __init__(self) -> None:
+        pass
+
+    def _fit(self, S, y, w):
+        self.t_ = 1.0 / 3.0
+
+    def _transform(self, S):
+        e = np.exp((S - S.max(1, keepdims=True)) / self.t_)
+        return e / e.sum(1, keepdims=True)
+
+
+def test_flag_when_recalibration_only_hurts() -> None:
+    z, y = _data(n=1000, seed=3)
+    rep = cp.report(
+        {"m": (z[500:], y[500:])},
+        logits=True,
+        calibration={"m": (z[:500], y[:500])},
+        recalibrators=[_Worse()],
+        null_resamples=0,
+    )
+    row = rep.row("m", "_Worse")
+    assert row.metrics["nll"] > rep.row("m").metrics["nll"]
+    assert row.metrics["ece"] > rep.row("m").metrics["ece"]
+    assert any("does not help" in f for f in row.flags)
+    assert not any("does not help" in f for f in rep.row("m").flags)

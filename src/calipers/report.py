@@ -572,8 +572,17 @@ def _flag(rows: list[ReportRow]) -> None:
         b = base.get(r.model)
         if b is None or r is b:
             continue
+        worse = [k for k in ("nll", "brier") if r.metrics[k] > b.metrics[k]]
+        if worse and not r.metrics["ece"] < b.metrics["ece"]:
+            what = " and ".join(
+                f"{COLUMNS[k]} {b.metrics[k]:.4f} -> {r.metrics[k]:.4f}" for k in worse
+            )
+            r.flags.append(
+                f"recalibration made the proper score worse ({what}) without lowering the "
+                "ECE: the method does not help on this split (overfitting a small "
+                "calibration split is the usual cause)"
+            )
         if r.metrics["ece"] < b.metrics["ece"]:
-            worse = [k for k in ("nll", "brier") if r.metrics[k] > b.metrics[k]]
             if worse:
                 what = " and ".join(COLUMNS[k] for k in worse)
                 r.flags.append(
