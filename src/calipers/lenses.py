@@ -223,10 +223,18 @@ def classwise(P: Predictions) -> Iterator[LensSlice]:
     [[0.0], [1.0]]
     """
     p = P.full_probs()
-    for c in range(P.n_classes):
-        yield LensSlice(
-            p[:, c], _float_like(P.labels == c, p), P.labels, P.sample_weight, f"class {c}"
-        )
+    step = 64
+    for c0 in range(0, P.n_classes, step):
+        # contiguous copies of the columns, 64 at a time (a block transpose reads
+        # whole cache lines): every later pass over a column (selection, binning,
+        # sums) then reads memory in order instead of with a stride of k
+        cols = p[:, c0 : c0 + step]
+        block = cols.T.contiguous() if is_torch(p) else np.ascontiguousarray(cols.T)
+        for j in range(block.shape[0]):
+            c = c0 + j
+            yield LensSlice(
+                block[j], _float_like(P.labels == c, p), P.labels, P.sample_weight, f"class {c}"
+            )
 
 
 def single_class(c: int) -> Lens:
