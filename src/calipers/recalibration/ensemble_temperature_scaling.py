@@ -128,15 +128,21 @@ class EnsembleTemperatureScaling(Recalibrator):
         rows = np.arange(n)
         rw = np.full(n, 1.0 / (n * k)) if w is None else w / (float(w.sum()) * k)
 
+        block = max(1, (1 << 18) // max(k, 1))  # rows per block: temporaries stay in cache
+
         def mse_t(x: np.ndarray) -> tuple[float, np.ndarray]:
             t = float(x[0])
-            P = _softmax_rows(Z / t)
-            R = P.copy()
-            R[rows, y] -= 1.0  # P - onehot
-            loss = float(rw @ np.einsum("ij,ij->i", R, R))
-            mean_z = np.einsum("ij,ij->i", P, Z)
-            dP = -P * (Z - mean_z[:, None]) / (t * t)
-            grad = 2.0 * float(rw @ np.einsum("ij,ij->i", R, dP))
+            loss = grad = 0.0
+            for i in range(0, n, block):
+                Zb = Z[i : i + block]
+                P = _softmax_rows(Zb / t)
+                R = P.copy()
+                R[rows[: len(Zb)], y[i : i + block]] -= 1.0  # P - onehot
+                wb = rw[i : i + block]
+                loss += float(wb @ np.einsum("ij,ij->i", R, R))
+                mean_z = np.einsum("ij,ij->i", P, Zb)
+                dP = -P * (Zb - mean_z[:, None]) / (t * t)
+                grad += 2.0 * float(wb @ np.einsum("ij,ij->i", R, dP))
             return loss, np.array([grad])
 
         x, it_t, ok_t = _lbfgs(
