@@ -437,8 +437,8 @@ class EqualMass:
             )
         B = int(self.n_bins)
         if w is None and s.size:
-            # unit weights: only B order statistics are needed, so a partial sort
-            # (O(n)) replaces the full one; the values are the same
+            # unit weights: the order statistics straight from a plain sort (no
+            # argsort, no cumulative weights); the values are the same
             return self._edges_unweighted(s, B)
         ss, cw = _sorted_with_cumweight(s, w)
         total = cw[-1]
@@ -463,16 +463,14 @@ class EqualMass:
         n = s.shape[0]
         if self.rule == "nixon":
             pos = np.minimum(np.round(np.linspace(0, n, B, endpoint=False)), n - 1).astype(np.int64)
-            kth = np.unique(pos)
-            part = np.partition(s, kth)
+            part = np.sort(s)  # NumPy's SIMD sort beats a 15-fold partition here
             return np.concatenate([part[pos][1:], [1.0]])
         B = min(B, n)
         base, extra = divmod(n, B)
         sizes = np.full(B, base)
         sizes[:extra] += 1
         ends = np.cumsum(sizes)[:-1]
-        kth = np.unique(np.concatenate([ends - 1, ends]))
-        part = np.partition(s, kth) if kth.size else s
+        part = np.sort(s)
         mids = (part[ends - 1] + part[ends]) / 2.0
         return np.array(sorted(set(mids.tolist()) | {1.0}))
 

@@ -157,11 +157,17 @@ def _slice_terms(
     bandwidth: float,
     clip: float,
     block_size: int | None,
+    r: Array | None = None,
 ) -> dict[str, Any]:
-    """All weighted means of one lens slice (same namespace as the scores)."""
-    kernel = DirichletKernel(bandwidth, clip=clip, block_size=block_size)
+    """All weighted means of one lens slice (same namespace as the scores).
+
+    ``r``: the kernel estimate when the caller already has it (several
+    divergences of the same slice share one O(n^2) regression).
+    """
     T = _to64(targets)
-    r = kernel.regress(scores, T, weights)
+    if r is None:
+        kernel = DirichletKernel(bandwidth, clip=clip, block_size=block_size)
+        r = kernel.regress(scores, T, weights)
     if scores.ndim == 1:
         g = _as_simplex(scores, clip)[:, 1]
         if binary_f == "two_point":

@@ -54,9 +54,10 @@ from typing import Any
 import numpy as np
 
 from ._backend import to_numpy
+from .dirichlet_kernel import DirichletKernel
 from .lenses import top_label_arrays
 from .metrics import ace, ece
-from .proper_calibration_error import proper_calibration_error
+from .proper_calibration_error import _slice_terms
 from .scores import accuracy, brier, nll
 from .smooth_ece import smece
 from .validation import CalibrationInputError, Predictions, check_predictions
@@ -309,17 +310,14 @@ def _suite(
     conf, correct, w = top_label_arrays(P)
     idx = _subsample(len(conf), kernel_max_n, rng)
     c_k, r_k = (conf, correct) if idx is None else (conf[idx], correct[idx])
-    # the top-label problem as a binary one: P(correct) = confidence
-    yk = r_k.astype(np.int64)
-    kl = proper_calibration_error(
-        c_k, yk, divergence="kl", lens="binary", bandwidth=kernel_bandwidth
-    )
-    l2 = proper_calibration_error(
-        c_k, yk, divergence="squared_l2", lens="binary", bandwidth=kernel_bandwidth
-    )
-    m["ce_kl"] = float(kl.value)
-    m["ce_l2sq"] = float(l2.value)
-    m["refinement_kl"] = float(kl.refinement)
+    # the top-label problem as a binary one (P(correct) = confidence, the "binary"
+    # lens of proper_calibration_error); one kernel regression serves both divergences
+    r = DirichletKernel(kernel_bandwidth).regress(c_k, r_k, None)
+    kl = _slice_terms(c_k, r_k, None, "kl", "scalar", kernel_bandwidth, 1e-7, None, r=r)
+    l2 = _slice_terms(c_k, r_k, None, "squared_l2", "scalar", kernel_bandwidth, 1e-7, None, r=r)
+    m["ce_kl"] = float(kl["direct"])
+    m["ce_l2sq"] = float(l2["direct"])
+    m["refinement_kl"] = float(kl["refinement"])
     m["ece_p_value"] = _ece_null_p_value(
         conf, correct, P.sample_weight, m["ece"], null_resamples, rng
     )
@@ -477,10 +475,17 @@ def report(
             if name not in calibration:  # type: ignore[operator]
                 raise CalibrationInputError(f"no calibration split for model {name!r}")
             cs, cl = _as_pair(name, calibration[name])  # type: ignore[index]
+            soft: dict[str, Any] = {}  # softmax of the logits, computed once per model
             for rc in recalibrators:
                 try:
-                    fitted = type(rc)(**rc.get_params()).fit(cs, cl, logits=is_logits)
-                    probs = fitted.predict_proba(scores, logits=is_logits)
+                    fit_on, apply_to, kind = cs, scores, is_logits
+                    if is_logits and getattr(rc, "input", "logits") == "probs":
+                        if not soft:
+                            soft["cal"] = to_numpy(check_predictions(cs, cl, logits=True).probs)
+                            soft["test"] = to_numpy(P.probs)
+                        fit_on, apply_to, kind = soft["cal"], soft["test"], False
+                    fitted = type(rc)(**rc.get_params()).fit(fit_on, cl, logits=kind)
+                    probs = fitted.predict_proba(apply_to, logits=kind)
                     Q: Predictions | str = check_predictions(probs, labels, validate=False)
                 except CalibrationInputError as exc:
                     Q = f"not applicable: {exc}"

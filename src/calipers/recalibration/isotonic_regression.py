@@ -54,7 +54,8 @@ def _fit_isotonic(
         keep = w > 0
         x, t, w = x[keep], t[keep], w[keep]
     wt = np.ones_like(x) if w is None else w
-    order = np.argsort(x, kind="stable")
+    # tied scores are merged below, so the order among ties does not matter
+    order = np.argsort(x)
     xs, ts, ws = x[order], t[order], wt[order]
     ux, start = np.unique(xs, return_index=True)
     wsum = np.add.reduceat(ws, start)
@@ -138,7 +139,8 @@ class IsotonicRegression(Recalibrator):
                 "IsotonicRegression: interpolation must be 'linear' or 'step'; "
                 f"got {self.interpolation!r}"
             )
-        cols = [S] if S.ndim == 1 else [S[:, k] for k in range(S.shape[1])]
+        # one transpose: every column is then contiguous for its sort
+        cols = [S] if S.ndim == 1 else list(np.ascontiguousarray(S.T))
         targets = [y == 1] if S.ndim == 1 else [y == k for k in range(S.shape[1])]
         thr, val = [], []
         for x, t in zip(cols, targets, strict=True):
