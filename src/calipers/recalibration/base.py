@@ -46,8 +46,10 @@ from ..validation import (
     CalibrationInputError,
     _check_labels,
     _check_weight,
+    _sigmoid,
     check_predictions,
 )
+from ..validation import _softmax as _softmax_rows
 
 __all__ = ["Recalibrator", "load_recalibrator", "register"]
 
@@ -72,11 +74,8 @@ def _log_probs(p: np.ndarray, where: str) -> np.ndarray:
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
-    if z.ndim == 1:
-        return 1.0 / (1.0 + np.exp(-z))
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    """Probabilities from logits: the validation layer's stable softmax (sigmoid for 1-D)."""
+    return _sigmoid(z) if z.ndim == 1 else _softmax_rows(z)
 
 
 class Recalibrator:

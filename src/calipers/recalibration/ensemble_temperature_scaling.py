@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .base import Recalibrator, register
+from .base import Recalibrator, _softmax, register
 from .temperature_scaling import _as_multiclass
 from .vector_scaling import _check_positive, _lbfgs
 
@@ -21,12 +21,6 @@ __all__ = ["EnsembleTemperatureScaling"]
 
 _T_BOUNDS = (0.05, 5.0)
 _TOL = 1e-12
-
-
-def _softmax_rows(A: np.ndarray) -> np.ndarray:
-    A = A - A.max(axis=1, keepdims=True)
-    E = np.exp(A)
-    return E / E.sum(axis=1, keepdims=True)
 
 
 @register
@@ -135,7 +129,7 @@ class EnsembleTemperatureScaling(Recalibrator):
             loss = grad = 0.0
             for i in range(0, n, block):
                 Zb = Z[i : i + block]
-                P = _softmax_rows(Zb / t)
+                P = _softmax(Zb / t)
                 R = P.copy()
                 R[rows[: len(Zb)], y[i : i + block]] -= 1.0  # P - onehot
                 wb = rw[i : i + block]
@@ -164,7 +158,7 @@ class EnsembleTemperatureScaling(Recalibrator):
                 stacklevel=3,
             )
         # the mixture's MSE is the quadratic w^T A w - 2 c^T w + 1/K
-        comps = [_softmax_rows(Z / t), _softmax_rows(Z)]
+        comps = [_softmax(Z / t), _softmax(Z)]
         A = np.empty((3, 3))
         c = np.empty(3)
         for a in range(2):
@@ -205,5 +199,5 @@ class EnsembleTemperatureScaling(Recalibrator):
         Z = _as_multiclass(np.asarray(S, dtype=np.float64))
         k = Z.shape[1]
         w0, w1, w2 = (float(v) for v in self.weights_)
-        Q = w0 * _softmax_rows(Z / self.temperature_) + w1 * _softmax_rows(Z) + w2 / k
+        Q = w0 * _softmax(Z / self.temperature_) + w1 * _softmax(Z) + w2 / k
         return Q[:, 1] if S.ndim == 1 else Q

@@ -51,7 +51,7 @@ from typing import Literal
 import numpy as np
 
 from ..validation import CalibrationInputError
-from .base import Recalibrator, register
+from .base import Recalibrator, _softmax, register
 
 __all__ = ["TemperatureScaling"]
 
@@ -333,7 +333,7 @@ class TemperatureScaling(Recalibrator):
         onehot[np.arange(len(y)), y] = 1.0
 
         def brier(log_t: float) -> float:
-            p = _softmax_rows(Z / math.exp(log_t))
+            p = _softmax(Z / math.exp(log_t))
             per = ((p - onehot) ** 2).sum(1)
             return float(np.average(per, weights=w))
 
@@ -363,12 +363,4 @@ class TemperatureScaling(Recalibrator):
 
     def _transform(self, S: np.ndarray) -> np.ndarray:
         S = np.asarray(S, dtype=np.float64)
-        if S.ndim == 1:
-            return 1.0 / (1.0 + np.exp(-S / self.temperature_))
-        return _softmax_rows(S / self.temperature_)
-
-
-def _softmax_rows(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+        return _softmax(S / self.temperature_)
