@@ -18,10 +18,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch
 
 import calipers as cp
 from calipers.io import PredictionFile, PredictionFileError, read_predictions
+
+try:
+    import torch
+except ImportError:  # the .pt tests need PyTorch; the Parquet and detection-only ones do not
+    torch = None  # type: ignore[assignment]
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
 
 P3 = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.25, 0.5, 0.25], [0.2, 0.2, 0.6]])
 Y3 = np.array([0, 2, 1, 1])
@@ -40,6 +46,7 @@ def _pt(path: Path, obj: object) -> Path:
     return path
 
 
+@needs_torch
 def test_pt_dict_round_trip(tmp_path: Path) -> None:
     f = _pt(tmp_path / "preds.pt", {"probs": torch.tensor(P3), "labels": torch.tensor(Y3)})
     pf = read_predictions(f)
@@ -53,6 +60,7 @@ def test_pt_dict_round_trip(tmp_path: Path) -> None:
     assert cp.ece(pf.check(), None) == cp.ece(P3, Y3)
 
 
+@needs_torch
 def test_pt_dict_mirrors_npz(tmp_path: Path) -> None:
     """Same keys, same choices and the same notes and messages as the .npz reader."""
     cases: list[tuple[dict[str, np.ndarray], dict[str, Any]]] = [
@@ -93,6 +101,7 @@ def test_pt_dict_mirrors_npz(tmp_path: Path) -> None:
         assert str(ea.value).replace(str(npz), "F") == str(eb.value).replace(str(pt), "F")
 
 
+@needs_torch
 def test_pt_logits_dict_gives_softmax(tmp_path: Path) -> None:
     f = _pt(tmp_path / "z.pth", {"logits": torch.tensor(Z3), "labels": torch.tensor(Y3)})
     pf = read_predictions(f)
@@ -104,6 +113,7 @@ def test_pt_logits_dict_gives_softmax(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("container", [tuple, list])
+@needs_torch
 def test_pt_scores_labels_pair(tmp_path: Path, container: type) -> None:
     f = _pt(tmp_path / "pair.pt", container([torch.tensor(P3), torch.tensor(Y3)]))
     pf = read_predictions(f)
@@ -121,6 +131,7 @@ def test_pt_scores_labels_pair(tmp_path: Path, container: type) -> None:
     np.testing.assert_array_equal(read_predictions(f, labels_path=lp).labels, [1, 1, 1, 1])
 
 
+@needs_torch
 def test_pt_pair_length_mismatch(tmp_path: Path) -> None:
     f = _pt(tmp_path / "pair.pt", (torch.tensor(P3), torch.tensor(Y3[:3])))
     with pytest.raises(PredictionFileError, match="3 labels for 4 rows of predictions"):
@@ -128,6 +139,7 @@ def test_pt_pair_length_mismatch(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("labels_format", ["npy", "pt", "pt_dict", "txt"])
+@needs_torch
 def test_pt_tensor_with_labels_file(tmp_path: Path, labels_format: str) -> None:
     f = _pt(tmp_path / "probs.pt", torch.tensor(P3, dtype=torch.float32))
     if labels_format == "npy":
@@ -149,6 +161,7 @@ def test_pt_tensor_with_labels_file(tmp_path: Path, labels_format: str) -> None:
     assert pf.detected
 
 
+@needs_torch
 def test_pt_tensor_without_labels(tmp_path: Path) -> None:
     pf = read_predictions(_pt(tmp_path / "p.pt", torch.tensor(P3)))
     assert pf.labels is None
@@ -156,6 +169,7 @@ def test_pt_tensor_without_labels(tmp_path: Path) -> None:
         pf.check()
 
 
+@needs_torch
 def test_pt_tensor_conversions(tmp_path: Path) -> None:
     # requires_grad, bfloat16 (widened exactly to float32), float16 kept, bool labels
     t = torch.tensor(Z3, dtype=torch.float32, requires_grad=True)
@@ -170,6 +184,7 @@ def test_pt_tensor_conversions(tmp_path: Path) -> None:
     assert read_predictions(_pt(tmp_path / "h.pt", h)).probs.dtype == np.float16
 
 
+@needs_torch
 def test_pt_bfloat16_detection_uses_its_own_precision(tmp_path: Path) -> None:
     # softmax in bfloat16: rows sum to 1 only within bfloat16 rounding (~1e-2), which
     # is within (log2(10) + 2) * 2**-7 but far outside float32 precision
@@ -181,6 +196,7 @@ def test_pt_bfloat16_detection_uses_its_own_precision(tmp_path: Path) -> None:
     assert pf.kind == "probs" and pf.kind_basis == "values"
 
 
+@needs_torch
 def test_pt_wrong_contents(tmp_path: Path) -> None:
     cases: list[tuple[object, str]] = [
         (3.5, r"holds a float; expected a tensor of predictions, a dict of tensors"),
@@ -201,6 +217,7 @@ def test_pt_wrong_contents(tmp_path: Path) -> None:
         assert str(f) in str(exc.value)
 
 
+@needs_torch
 def test_pt_dict_entry_not_a_tensor(tmp_path: Path) -> None:
     f = _pt(tmp_path / "d.pt", {"probs": P3.tolist(), "labels": torch.tensor(Y3)})
     with pytest.raises(
@@ -213,6 +230,7 @@ def test_pt_dict_entry_not_a_tensor(tmp_path: Path) -> None:
         read_predictions(f)
 
 
+@needs_torch
 def test_pt_bad_dtypes_and_shapes(tmp_path: Path) -> None:
     with pytest.raises(PredictionFileError, match=r"dtype torch.complex64; store real numbers"):
         read_predictions(_pt(tmp_path / "c.pt", torch.zeros(3, 2, dtype=torch.complex64)))
@@ -227,6 +245,7 @@ def test_pt_bad_dtypes_and_shapes(tmp_path: Path) -> None:
         read_predictions(_pt(tmp_path / "l0.pt", {"probs": torch.tensor(P3), "y": torch.tensor(1)}))
 
 
+@needs_torch
 def test_pt_keys_need_a_dict(tmp_path: Path) -> None:
     f = _pt(tmp_path / "t.pt", torch.tensor(P3))
     with pytest.raises(PredictionFileError, match=r"name entries of a dict; .* a tensor of shape"):
@@ -244,6 +263,7 @@ class _Evil:
 
 
 @pytest.mark.parametrize("how", ["top", "in_dict", "labels_file", "legacy_format"])
+@needs_torch
 def test_pt_malicious_pickle_is_refused_without_running(tmp_path: Path, how: str) -> None:
     marker = tmp_path / "PWNED"
     f = tmp_path / "evil.pt"
@@ -272,6 +292,7 @@ def test_pt_malicious_pickle_is_refused_without_running(tmp_path: Path, how: str
     assert str(marker).encode() in raw and b"open" in raw
 
 
+@needs_torch
 def test_pt_does_not_use_the_stock_unpickler(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -286,6 +307,7 @@ def test_pt_does_not_use_the_stock_unpickler(
     np.testing.assert_array_equal(read_predictions(f).probs, P3)
 
 
+@needs_torch
 def test_pt_numpy_inside_is_refused(tmp_path: Path) -> None:
     # numpy arrays are pickled objects to torch.load(weights_only=True): refused
     f = _pt(tmp_path / "np.pt", {"probs": P3, "labels": Y3})
@@ -293,6 +315,7 @@ def test_pt_numpy_inside_is_refused(tmp_path: Path) -> None:
         read_predictions(f)
 
 
+@needs_torch
 def test_pt_damaged_missing_and_directory(tmp_path: Path) -> None:
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"PK\x03\x04 not a zip archive at all")
@@ -310,6 +333,7 @@ def test_pt_damaged_missing_and_directory(tmp_path: Path) -> None:
         read_predictions(d)
 
 
+@needs_torch
 def test_pt_labels_file_errors(tmp_path: Path) -> None:
     np.save(tmp_path / "p.npy", P3)
     lp = _pt(tmp_path / "y.pt", (torch.tensor(Y3), torch.tensor(Y3)))
@@ -323,6 +347,7 @@ def test_pt_labels_file_errors(tmp_path: Path) -> None:
     assert "entry 'b'" in pf.note
 
 
+@needs_torch
 def test_pt_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     f = _pt(tmp_path / "p.pt", torch.tensor(P3))
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch now fails
@@ -333,6 +358,7 @@ def test_pt_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 # =============================================================================== detection
 
 
+@needs_torch
 def test_detection_rules_by_hand(tmp_path: Path) -> None:
     """The documented rules on small arrays whose answer is evident."""
     cases: list[tuple[list[Any], str]] = [
@@ -353,6 +379,7 @@ def test_detection_rules_by_hand(tmp_path: Path) -> None:
         assert f"detected as {word} from the values" in pf.note
 
 
+@needs_torch
 def test_detection_messages(tmp_path: Path) -> None:
     pf = read_predictions(_pt(tmp_path / "a.pt", torch.tensor([[0.5, 0.5], [0.25, 0.75]])))
     assert pf.note == (
@@ -376,6 +403,7 @@ def test_detection_messages(tmp_path: Path) -> None:
         ([0.5, float("nan")], r"entry \[1\] is NaN"),
     ],
 )
+@needs_torch
 def test_detection_ambiguous_is_an_error(tmp_path: Path, values: list[Any], reason: str) -> None:
     f = _pt(tmp_path / "amb.pt", torch.tensor(values, dtype=torch.float64))
     with pytest.raises(PredictionFileError) as exc:
@@ -390,6 +418,7 @@ def test_detection_ambiguous_is_an_error(tmp_path: Path, values: list[Any], reas
     assert read_predictions(f, logits=True).kind == "logits"
 
 
+@needs_torch
 def test_explicit_flag_beats_detection(tmp_path: Path) -> None:
     f = _pt(tmp_path / "p.pt", (torch.tensor(P3), torch.tensor(Y3)))
     pf = read_predictions(f, logits=True)  # probabilities read as logits on request
@@ -399,6 +428,7 @@ def test_explicit_flag_beats_detection(tmp_path: Path) -> None:
     assert pf.kind == "probs" and pf.kind_basis == "argument"
 
 
+@needs_torch
 def test_unnormalised_probs_need_the_flag(tmp_path: Path) -> None:
     raw = P3 * np.array([[2.0], [1.0], [0.5], [1.0]]) / 2  # rows sum to 1, .5, .25, .5
     f = _pt(tmp_path / "u.pt", (torch.tensor(raw), torch.tensor(Y3)))
@@ -738,6 +768,7 @@ def test_parquet_damaged_missing_and_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
+@needs_torch
 def test_round_trip_random(tmp_path: Path, seed: int) -> None:
     """Random predictions survive .pt and .parquet exactly and give the metric of the arrays."""
     rng = np.random.default_rng(seed)

@@ -1339,17 +1339,10 @@ def read_predictions(
     >>> cp.accuracy(pf.check(), None)
     1.0
 
-    A bare tensor in a ``.pt`` file: its kind is detected from the values,
-    and the note says so:
-
-    >>> import torch
-    >>> h = os.path.join(d, "logits.pt")
-    >>> torch.save(torch.tensor([[2.0, -1.0], [0.5, 0.25]]), h)
-    >>> pf = read_predictions(h)
-    >>> pf.kind, pf.kind_basis
-    ('logits', 'values')
-    >>> pf.note
-    'one (2, 2) tensor detected as logits from the values: entry [0, 0] = 2 lies outside [0, 1]; pass logits=False (--probs) if they are probabilities'
+    A bare tensor in a ``.pt`` file (needs PyTorch) has its kind detected from
+    the values, and the note says so, e.g. ``'one (2, 2) tensor detected as
+    logits from the values: entry [0, 0] = 2 lies outside [0, 1]; pass
+    logits=False (--probs) if they are probabilities'``.
 
     Ambiguous keys give an error that says how to choose:
 
