@@ -1,9 +1,13 @@
 """KS, MMCE and SKCE against conventions.md §4.4-4.6 and direct O(n^2) definitions."""
 
+import importlib
+
 import numpy as np
 import pytest
+from scipy.spatial.distance import cdist
 
 import calipers as cp
+from calipers.skce import L1ExponentialKernel
 
 CONF = np.array([0.55, 0.6, 0.65, 0.7, 0.8, 0.9, 0.9, 0.95])
 CORRECT = np.array([1, 0, 1, 0, 1, 1, 0, 1])
@@ -63,6 +67,40 @@ def test_skce_equals_direct_definition_and_weights_are_repetitions() -> None:
         assert cp.skce(p, y, estimator=est, sample_weight=w) == pytest.approx(
             cp.skce(p[rep], y[rep], estimator=est), rel=1e-10
         )
+
+
+@pytest.mark.parametrize("bw", [0.002, 0.01, 0.3, 1.0, 5.0])
+def test_skce_tiles_and_both_kernel_forms_equal_the_direct_sums(
+    bw: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # small tiles: ragged row blocks, several column chunks, the diagonal tiles
+    module = importlib.import_module("calipers.skce")  # calipers.skce is also the function
+    monkeypatch.setattr(module, "_TILE_ROWS", 7)
+    monkeypatch.setattr(module, "_TILE_COLS", 50)
+    p, y = _random(301, 4, 6)
+    p[::3] = np.round(p[::3], 2)  # near-duplicates: kernel values near 1 at small bw
+    p /= p.sum(1, keepdims=True)
+    E = np.eye(4)[y] - p
+    K = np.exp(-cdist(p, p, "cityblock") / bw)
+    H = K * (E @ E.T)
+    n = len(y)
+    kern = L1ExponentialKernel(p, bw)
+    assert kern.product_form == (bw > 3 / 700)
+    assert cp.skce(p, y, estimator="biased", bandwidth=bw) == pytest.approx(H.mean(), rel=1e-10)
+    unbiased = (H.sum() - np.trace(H)) / (n * (n - 1))
+    assert cp.skce(p, y, bandwidth=bw) == pytest.approx(unbiased, rel=1e-9, abs=1e-15)
+
+
+def test_l1_exponential_kernel_product_form_off_the_simplex() -> None:
+    # |a - b| = a + b - 2 min(a, b) holds for any reals: rows need not sum to 1
+    rng = np.random.default_rng(7)
+    p = rng.random((40, 6)) * rng.random((40, 1))
+    for bw in (0.05, 0.7):
+        kern = L1ExponentialKernel(p, bw)
+        assert kern.product_form
+        tile = kern.block(slice(3, 17), slice(0, 40)) * np.outer(kern.g[3:17], kern.g)
+        direct = np.exp(-np.abs(p[3:17, None, :] - p[None, :, :]).sum(-1) / bw)
+        np.testing.assert_allclose(tile, direct, rtol=1e-12, atol=0)
 
 
 def test_ks_and_mmce_weights_are_repetitions() -> None:

@@ -31,7 +31,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from ._backend import as_float64_numpy
-from .skce import block_values, kernel_rows, residuals
+from .skce import L1ExponentialKernel, block_values, kernel_rows, residuals
 from .validation import CalibrationInputError, check_predictions
 
 __all__ = ["CalibrationTestResult", "consistency_test", "skce_test"]
@@ -375,9 +375,10 @@ def _quadratic_null(
     g = np.empty(n)  # row means of h
     diag = np.einsum("ij,ij->i", E, E)  # h_ii (kappa(p, p) = 1)
     quad = np.zeros(B)  # c' H c
+    kern = L1ExponentialKernel(p, bw)
     for a in range(0, n, _ROWS):
         rows = slice(a, min(n, a + _ROWS))
-        H = kernel_rows(p, E, rows, bw)
+        H = kernel_rows(kern, E, rows)
         g[rows] = H.mean(axis=1)
         quad += np.einsum("bi,bi->b", C @ H.T, C[:, rows])
     total = float(g.sum() * n)  # sum_ij h_ij

@@ -34,7 +34,6 @@ invalid value (the predecessor code returned -1, conventions.md §5.8).
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ._backend import Array, is_torch
+from ._parallel import thread_map
 from .validation import CalibrationInputError
 
 __all__ = [
@@ -199,12 +199,9 @@ def _kernel_map(
         np.maximum(L, _LOG_FLOOR, out=L)
         return consume(sl, np.exp(L, out=L), m)
 
-    if torch_in or len(starts) == 1:
+    if torch_in:
         return [one(i0) for i0 in starts]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=min(len(starts), os.cpu_count() or 1)) as ex:
-        return list(ex.map(one, starts))
+    return thread_map(one, starts)
 
 
 @dataclass(frozen=True)
