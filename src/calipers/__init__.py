@@ -39,6 +39,7 @@ from .diagrams import (
 )
 from .dirichlet_kernel import DirichletKernel, select_bandwidth
 from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
+from .kde_calibration_error import kde_bandwidth, kde_calibration_error
 from .kolmogorov_smirnov import ks_calibration_error
 from .lenses import canonical, classwise, grouping, single_class, top_k, top_label
 from .metrics import (
@@ -147,6 +148,8 @@ __all__ = [
     "calibration_sharpness",
     "CalibrationSharpness",
     "smece",
+    "kde_calibration_error",
+    "kde_bandwidth",
     "smece_bandwidth",
     "smooth_reliability",
     "SmoothReliability",
