@@ -52,6 +52,13 @@ def main() -> None:
         "calipers skce (block, m=2)": lambda: cp.skce(p, y, estimator="block"),
     }
     try:
+        import torch
+
+        pt, yt = torch.from_numpy(p), torch.from_numpy(y)
+        impls["calipers skce (unbiased, torch cpu)"] = lambda: cp.skce(pt, yt)
+    except ImportError:
+        print("torch: not installed")
+    try:
         from netcal.metrics import MMCE
 
         def netcal_mmce() -> float:
@@ -69,11 +76,11 @@ def main() -> None:
             times[name].append(time.perf_counter() - t)
     base = times["calipers mmce"]
     print(f"n = {a.n}, k = {a.k}, {a.repeats} rounds")
-    print(f"{'implementation':<30}{'median s':>11}{'min s':>10}{'ratio':>10}{'value':>22}")
+    print(f"{'implementation':<36}{'median s':>11}{'min s':>10}{'ratio':>10}{'value':>22}")
     for name in impls:
         ratio = statistics.median(t / b for t, b in zip(times[name], base, strict=True))
         print(
-            f"{name:<30}{statistics.median(times[name]):>11.4f}{min(times[name]):>10.4f}"
+            f"{name:<36}{statistics.median(times[name]):>11.4f}{min(times[name]):>10.4f}"
             f"{ratio:>10.1f}{values[name]:>22.15f}"
         )
 
