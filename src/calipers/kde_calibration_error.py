@@ -107,7 +107,7 @@ def _mirrored_density(c: np.ndarray, w: np.ndarray, h: float) -> np.ndarray:
     s = (x - lo) / dx
     j = np.minimum(np.floor(s).astype(np.intp), GRID.size - 2)
     frac = s - j
-    mass = np.bincount(j, m * (1.0 - frac), minlength=GRID.size)
+    mass = np.bincount(j, m * (1.0 - frac), minlength=GRID.size).astype(np.float64)
     mass += np.bincount(j + 1, m * frac, minlength=GRID.size)
     mass /= m.sum()
     scale = 3.0 * h  # the triweight's support when its standard deviation is h

@@ -70,6 +70,9 @@ class L1ExponentialKernel:
         self.p = p
         self.bw = bw
         self.torch = is_torch(p)
+        self.U: Any
+        self.UT: Any
+        self.g: Any
         n, k = p.shape
         spread = float(abs(p).sum(1).max()) if n else 0.0
         self.product_form = 3.0 * spread / bw < _MAX_EXPONENT
