@@ -19,12 +19,13 @@ and ``exp`` is increasing,
     u_ik = exp((2 p_ik - 1/k) / bw),   g_i = exp((1/2 - sum_k p_ik) / bw),
 
 so a tile of the kernel matrix is k minimum-and-multiply passes (exact up to rounding;
-``exp`` costs ~17 ns a value in NumPy's float64 on AVX2 machines, a minimum ~1 ns). The
-``g`` factors fold into the residuals, and ``sum_ij kappa_ij <V_i, V_j>`` of a tile is
-one matrix product. Only tiles on and above the diagonal are formed (the sum is
-symmetric), in row blocks on a thread pool, so memory stays O(tile) however large n
-is. Bandwidths so small that ``u`` would overflow (``3 / bw > 700``) use the direct
-``exp(-cdist / bw)`` instead.
+on the 2-core AVX2 development machine NumPy's float64 ``exp`` costs ~17 ns a value, a
+broadcast minimum ~1.4 ns). The ``g`` factors fold into the residuals, and
+``sum_ij kappa_ij <V_i, V_j>`` of a tile is one matrix product. Only tiles on and above
+the diagonal are formed (the sum is symmetric), in row blocks on a thread pool, so
+memory stays O(tile) however large n is. Bandwidths so small that ``u`` would
+overflow (``3 / bw > 700``) use the direct ``exp(-cdist / bw)`` instead. PyTorch input
+runs the same tiles in torch, on the input's device.
 """
 
 from __future__ import annotations
