@@ -176,12 +176,13 @@ def kde_calibration_error(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """KDE calibration error of Zhang, Kailkhura & Han (2020, eq. 9 with the KDE of §4.2).
+    """KDE calibration error of Zhang, Kailkhura & Han (ICML 2020), seed 004's "KDE TCE_2".
 
     ``(int_0^1 |c - acc(c)|^p f(c) dc / int_0^1 f(c) dc)^(1/p)`` with the
     densities and ``acc`` estimated by reflected triweight kernel density estimates,
     discretised as the authors' code does (module docstring; conventions.md §4.3).
-    Seed 004 reports it as "KDE TCE_2" (``p=2``).
+    Seed 004 (Gruber & Buettner 2022, §5 "Experiments", Fig. 3) reports it as
+    "KDE TCE_2" (``p=2``, square root at plot time; conventions.md §4.7).
 
     Parameters
     ----------
