@@ -115,7 +115,9 @@ def test_ks_and_mmce_weights_are_repetitions() -> None:
 
 
 def test_bad_arguments() -> None:
-    with pytest.raises(cp.CalibrationInputError, match="bandwidth must be positive"):
+    with pytest.raises(
+        cp.CalibrationInputError, match="bandwidth must be a positive finite number"
+    ):
         cp.mmce(P8, Y8, bandwidth=0)
     with pytest.raises(cp.CalibrationInputError, match="estimator must be"):
         cp.skce(P8, Y8, estimator="fast")

@@ -32,7 +32,7 @@ from scipy.special import ndtr
 
 from ._backend import as_float64_numpy
 from .skce import L1ExponentialKernel, block_values, kernel_rows, residuals
-from .validation import CalibrationInputError, check_predictions
+from .validation import CalibrationInputError, check_positive, check_predictions
 
 __all__ = ["CalibrationTestResult", "consistency_test", "skce_test"]
 
@@ -318,12 +318,7 @@ def skce_test(
     """
     if method not in ("block", "quadratic"):
         raise CalibrationInputError(f"method must be 'block' or 'quadratic'; got {method!r}")
-    try:
-        bw = float(bandwidth)
-    except (TypeError, ValueError):
-        bw = float("nan")
-    if not (bw > 0 and np.isfinite(bw)):
-        raise CalibrationInputError(f"bandwidth must be a positive number; got {bandwidth!r}")
+    bw = check_positive(bandwidth)
     if sample_weight is not None:
         raise CalibrationInputError(
             "skce_test does not support sample_weight (its null distributions assume "

@@ -43,7 +43,7 @@ import numpy as np
 
 from ._backend import Array, is_torch
 from ._parallel import thread_map
-from .validation import CalibrationInputError
+from .validation import CalibrationInputError, check_positive
 
 __all__ = [
     "DirichletKernel",
@@ -129,10 +129,7 @@ def _log(G: Array) -> Array:
 
 
 def _check_bandwidth(h: Any) -> None:
-    if isinstance(h, bool) or not isinstance(h, (int, float, np.floating, np.integer)):
-        raise CalibrationInputError(f"bandwidth must be a positive number; got {h!r}")
-    if not (math.isfinite(float(h)) and float(h) > 0):
-        raise CalibrationInputError(f"bandwidth must be a positive finite number; got {h!r}")
+    check_positive(h)
 
 
 def _kernel_map(

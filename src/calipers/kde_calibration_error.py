@@ -37,7 +37,7 @@ import numpy as np
 
 from ._backend import to_numpy, wrap_scalar
 from .lenses import get_lens
-from .validation import CalibrationInputError, check_predictions
+from .validation import CalibrationInputError, check_positive, check_predictions
 
 __all__ = ["kde_calibration_error", "kde_bandwidth"]
 
@@ -233,12 +233,7 @@ def kde_calibration_error(
     if bandwidth is None:
         h = _rule_of_thumb(c, t, w)
     else:
-        try:
-            h = float(bandwidth)
-        except (TypeError, ValueError):
-            h = float("nan")
-        if not (h > 0 and np.isfinite(h)):
-            raise CalibrationInputError(f"bandwidth must be a positive number; got {bandwidth!r}")
+        h = check_positive(bandwidth)
     pos = t == 1
     f1 = _mirrored_density(c[pos], w[pos], h) if w[pos].sum() > 0 else np.zeros(GRID.size)
     f = _mirrored_density(c, w, h)

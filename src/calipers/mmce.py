@@ -21,7 +21,7 @@ import numpy as np
 
 from ._backend import wrap_scalar
 from .lenses import top_label_arrays
-from .validation import CalibrationInputError, check_predictions
+from .validation import check_positive, check_predictions
 
 __all__ = ["mmce"]
 
@@ -107,8 +107,7 @@ def mmce(
     >>> round(cp.mmce(P, np.where(correct == 1, 0, 1)), 6)     # conventions.md §4.5
     0.129348
     """
-    if not bandwidth > 0:
-        raise CalibrationInputError(f"bandwidth must be positive; got {bandwidth!r}")
+    check_positive(bandwidth)
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )

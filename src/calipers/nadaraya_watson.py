@@ -103,7 +103,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backend import to_numpy
-from .validation import CalibrationInputError
+from .validation import CalibrationInputError, check_positive
 
 __all__ = ["NadarayaWatson", "gaussian_kernel", "epanechnikov_kernel"]
 
@@ -295,12 +295,7 @@ class NadarayaWatson:
     max_exact_pairs: float = 4e6
 
     def __post_init__(self) -> None:
-        bw = self.bandwidth
-        if isinstance(bw, bool) or not isinstance(bw, (int, float, np.floating, np.integer)):
-            raise CalibrationInputError(f"bandwidth must be a positive number; got {bw!r}")
-        if not (math.isfinite(float(bw)) and float(bw) > 0):
-            raise CalibrationInputError(f"bandwidth must be positive and finite; got {bw!r}")
-        object.__setattr__(self, "bandwidth", float(bw))
+        object.__setattr__(self, "bandwidth", check_positive(self.bandwidth))
         if self.kernel not in ("gaussian", "epanechnikov"):
             raise CalibrationInputError(
                 f"kernel must be 'gaussian' or 'epanechnikov'; got {self.kernel!r}"

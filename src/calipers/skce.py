@@ -38,7 +38,7 @@ from scipy.spatial.distance import cdist
 
 from ._backend import as_float64_numpy, is_torch, wrap_scalar
 from ._parallel import thread_map
-from .validation import CalibrationInputError, Predictions, check_predictions
+from .validation import CalibrationInputError, Predictions, check_positive, check_predictions
 
 __all__ = ["skce"]
 
@@ -236,8 +236,7 @@ def skce(
         raise CalibrationInputError(
             f"estimator must be 'unbiased', 'biased' or 'block'; got {estimator!r}"
         )
-    if not bandwidth > 0:
-        raise CalibrationInputError(f"bandwidth must be positive; got {bandwidth!r}")
+    check_positive(bandwidth)
     Pr = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )

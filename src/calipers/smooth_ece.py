@@ -62,7 +62,7 @@ from scipy import fft as sp_fft
 
 from ._backend import wrap_scalar
 from .lenses import top_label_arrays
-from .validation import CalibrationInputError, check_predictions
+from .validation import CalibrationInputError, check_positive, check_predictions
 
 __all__ = ["smece", "smece_bandwidth", "smooth_reliability", "SmoothReliability"]
 
@@ -207,16 +207,7 @@ def _mesh_value(nodes: np.ndarray, dens_g: np.ndarray, num_g: np.ndarray, m: int
 
 
 def _check_bandwidth(bandwidth: Any) -> float:
-    if isinstance(bandwidth, bool):
-        raise CalibrationInputError(f"bandwidth must be a positive number; got {bandwidth!r}")
-    try:
-        s = float(bandwidth)
-    except (TypeError, ValueError):
-        raise CalibrationInputError(
-            f"bandwidth must be a positive number or None; got {bandwidth!r}"
-        ) from None
-    if not math.isfinite(s) or s <= 0:
-        raise CalibrationInputError(f"bandwidth must be positive and finite; got {bandwidth!r}")
+    s = check_positive(bandwidth)
     if s < MIN_BANDWIDTH:
         raise CalibrationInputError(
             f"bandwidth must be at least {MIN_BANDWIDTH:g} (the kernel grid would have more "

@@ -44,6 +44,7 @@ the lowest class index (NumPy's rule), in every namespace.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,7 @@ __all__ = [
     "CalibrationInputError",
     "Predictions",
     "check_predictions",
+    "check_positive",
     "DEFAULT_SUM_TOL",
 ]
 
@@ -361,6 +363,29 @@ def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
 
 
 # --------------------------------------------------------------------------- main entry
+
+
+def check_positive(value: Any, name: str = "bandwidth") -> float:
+    """``value`` as a float after checking it is a positive, finite real number.
+
+    Booleans, strings, arrays and other non-numbers are refused rather than
+    converted, so a setting is never silently reinterpreted.
+
+    Examples
+    --------
+    >>> check_positive(0.05)
+    0.05
+    >>> check_positive(0, "bandwidth")
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: bandwidth must be a positive finite number; got 0
+    """
+    real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    if not (real and math.isfinite(float(value)) and float(value) > 0):
+        raise CalibrationInputError(f"{name} must be a positive finite number; got {value!r}")
+    return float(value)
 
 
 def check_predictions(
