@@ -19,9 +19,7 @@ ratio to calipers.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_mmce_skce import data  # noqa: E402
+from bench_mmce_skce import data, rounds_table  # noqa: E402
 
 import calipers as cp  # noqa: E402
 
@@ -81,22 +79,8 @@ def run(n: int, repeats: int) -> None:
         impls["authors' procedure (KDEpy + loop)"] = lambda: authors_procedure(p, y)
     except ImportError:
         print("KDEpy not installed: calipers only (pip install KDEpy)")
-    values = {name: f() for name, f in impls.items()}
-    times: dict[str, list[float]] = {name: [] for name in impls}
-    for _ in range(repeats):
-        for name, f in impls.items():
-            t0 = time.perf_counter()
-            f()
-            times[name].append(time.perf_counter() - t0)
-    base = times["calipers kde_calibration_error"]
     print(f"\nn = {n}, k = 10, {repeats} rounds")
-    print(f"{'implementation':36s} {'median s':>9s} {'min s':>8s} {'ratio':>8s} {'value':>18s}")
-    for name in impls:
-        ratio = statistics.median(t / b for t, b in zip(times[name], base, strict=True))
-        print(
-            f"{name:36s} {statistics.median(times[name]):9.4f} {min(times[name]):8.4f} "
-            f"{ratio:8.1f} {values[name]:18.15f}"
-        )
+    rounds_table(impls, repeats, "calipers kde_calibration_error")
 
 
 def main() -> None:

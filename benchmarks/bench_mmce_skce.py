@@ -22,6 +22,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +37,26 @@ def data(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     y = (rng.random(n)[:, None] > np.cumsum(p_true, 1)).sum(1).clip(0, k - 1)
     e = np.exp(1.5 * (z - z.max(1, keepdims=True)))
     return e / e.sum(1, keepdims=True), y
+
+
+def rounds_table(impls: dict[str, Callable[[], Any]], repeats: int, base: str) -> None:
+    """Warm up each implementation (its value is taken there), time all of them in turn
+    for ``repeats`` rounds, print median / min seconds and the median per-round ratio
+    to ``base``."""
+    values = {name: float(f()) for name, f in impls.items()}
+    times: dict[str, list[float]] = {name: [] for name in impls}
+    for _ in range(repeats):
+        for name, f in impls.items():
+            t = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - t)
+    print(f"{'implementation':<36}{'median s':>11}{'min s':>10}{'ratio':>10}{'value':>22}")
+    for name in impls:
+        ratio = statistics.median(t / b for t, b in zip(times[name], times[base], strict=True))
+        print(
+            f"{name:<36}{statistics.median(times[name]):>11.4f}{min(times[name]):>10.4f}"
+            f"{ratio:>10.1f}{values[name]:>22.15f}"
+        )
 
 
 def main() -> None:
@@ -67,22 +88,8 @@ def main() -> None:
         impls["netcal MMCE"] = netcal_mmce
     except ImportError:
         print("netcal: not installed")
-    values = {name: float(f()) for name, f in impls.items()}
-    times: dict[str, list[float]] = {name: [] for name in impls}
-    for _ in range(a.repeats):
-        for name, f in impls.items():
-            t = time.perf_counter()
-            f()
-            times[name].append(time.perf_counter() - t)
-    base = times["calipers mmce"]
     print(f"n = {a.n}, k = {a.k}, {a.repeats} rounds")
-    print(f"{'implementation':<36}{'median s':>11}{'min s':>10}{'ratio':>10}{'value':>22}")
-    for name in impls:
-        ratio = statistics.median(t / b for t, b in zip(times[name], base, strict=True))
-        print(
-            f"{name:<36}{statistics.median(times[name]):>11.4f}{min(times[name]):>10.4f}"
-            f"{ratio:>10.1f}{values[name]:>22.15f}"
-        )
+    rounds_table(impls, a.repeats, "calipers mmce")
 
 
 if __name__ == "__main__":
