@@ -34,7 +34,6 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from ._backend import as_float64_numpy, is_torch, wrap_scalar
 from ._parallel import thread_map
@@ -109,6 +108,8 @@ class L1ExponentialKernel:
                 import torch
 
                 return torch.cdist(self.p[rows], self.p[cols], p=1).mul_(-1.0 / self.bw).exp_()
+            from scipy.spatial.distance import cdist  # lazily: only tiny bandwidths
+
             K = cdist(self.p[rows], self.p[cols], "cityblock")
             K *= -1.0 / self.bw
             return np.exp(K, out=K)

@@ -58,7 +58,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import fft as sp_fft
 
 from ._backend import wrap_scalar
 from .lenses import top_label_arrays
@@ -139,7 +138,7 @@ class _Grid:
         masses = _bin_masses(f, [w, resid if w is None else w * resid], E)
         self.period = N = 2 * (E - 1)
         periodic = np.concatenate([masses, masses[:, E - 2 : 0 : -1]], axis=1)  # length N
-        self.masses_hat = sp_fft.rfft(periodic, axis=1)
+        self.masses_hat = np.fft.rfft(periodic, axis=1)
         self.nodes = np.linspace(0.0, 1.0, E)
         # kernel taps e = -d (convolution form), stored at e mod N
         d = np.arange(E // 2 - (E - 1), E // 2 + 1)
@@ -152,7 +151,7 @@ class _Grid:
         ker[self.tap_index] = np.exp(-0.5 * (self.tap_offset / sigma) ** 2) / (
             sigma * math.sqrt(2.0 * math.pi)
         )
-        full = sp_fft.irfft(self.masses_hat * sp_fft.rfft(ker), n=self.period, axis=1)
+        full = np.fft.irfft(self.masses_hat * np.fft.rfft(ker), n=self.period, axis=1)
         return full[:, : self.n_nodes]
 
 

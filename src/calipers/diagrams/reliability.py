@@ -17,7 +17,6 @@ import warnings
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from scipy.special import ndtri
 
 from .._backend import to_numpy
 from ..binning import Binning, BinStatistics, EqualWidth, FixedEdges
@@ -95,6 +94,8 @@ def wilson_interval(
         )
     p = np.asarray(proportion, dtype=np.float64)
     m = np.asarray(n, dtype=np.float64)
+    from scipy.special import ndtri  # lazily: scipy.special costs ~0.4 s to import
+
     z = float(ndtri(0.5 + confidence_level / 2.0))  # normal quantile
     z2 = z * z
     denom = 1.0 + z2 / m
