@@ -3,8 +3,12 @@
 (The CLI starts with this import; matplotlib, torch and most of SciPy take seconds.)
 """
 
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import calipers
 
 
 def test_import_does_not_pull_heavy_modules() -> None:
@@ -14,7 +18,16 @@ def test_import_does_not_pull_heavy_modules() -> None:
         "         'scipy.spatial', 'scipy.optimize', 'pandas', 'pyarrow']\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )
+    here = str(Path(calipers.__file__).resolve().parents[1])  # the calipers under test
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", code + "print(calipers.__file__)\n"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=env,
     )
-    assert out.stdout.strip() == ""
+    heavy, path = out.stdout.strip().split("\n")
+    assert Path(path).resolve() == Path(calipers.__file__).resolve()
+    assert heavy == ""
