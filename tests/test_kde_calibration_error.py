@@ -131,6 +131,8 @@ def test_bad_inputs_say_what_is_wrong() -> None:
         cp.kde_calibration_error(P, [0, 1], bandwidth=0)
     with pytest.raises(CalibrationInputError, match="p must be"):
         cp.kde_calibration_error(P, [0, 1], p=0.5)
+    with pytest.raises(CalibrationInputError, match="p must be"):
+        cp.kde_calibration_error(P, [0, 1], p=True)  # type: ignore[arg-type]
     with pytest.raises(CalibrationInputError, match="lens must be"):
         cp.kde_calibration_error(P, [0, 1], lens="classwise")  # type: ignore[arg-type]
     # an explicit bandwidth needs no correct predictions
