@@ -116,7 +116,7 @@ def log_kernel_matrix(scores: Array, bandwidth: float, *, clip: float = 1e-7) ->
     >>> np.exp(log_kernel_matrix(g, 1.0)).round(6)[0].tolist()
     [1.417937, 1.159154, 0.743475]
     """
-    _check_bandwidth(bandwidth)
+    check_positive(bandwidth)
     G = _as_simplex(scores, clip)
     lb = _log_beta(G, bandwidth)
     return _log(G) @ G.T / bandwidth - lb[None, :]
@@ -126,10 +126,6 @@ def _log(G: Array) -> Array:
     if is_torch(G):
         return G.log()
     return np.log(G)
-
-
-def _check_bandwidth(h: Any) -> None:
-    check_positive(h)
 
 
 def _kernel_map(
@@ -240,7 +236,7 @@ class DirichletKernel:
     block_size: int | None = None
 
     def __post_init__(self) -> None:
-        _check_bandwidth(self.bandwidth)
+        check_positive(self.bandwidth)
         if not (0 <= self.clip < 0.5):
             raise CalibrationInputError(f"clip must be in [0, 0.5); got {self.clip!r}")
 
@@ -325,7 +321,7 @@ def loo_log_likelihood(
     >>> round(loo_log_likelihood(g, 1.0), 6)   # sum_i log(mean_{j != i} k_ij)
     0.078372
     """
-    _check_bandwidth(bandwidth)
+    check_positive(bandwidth)
     G = np.asarray(_as_simplex(_np64(scores), clip))
     w = None if weights is None else np.asarray(_np64(weights))
     return _loo_ll_np(G, w, float(bandwidth), rows, block_size)

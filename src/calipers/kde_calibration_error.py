@@ -226,8 +226,7 @@ def kde_calibration_error(
     >>> round(float(cp.kde_calibration_error(P, y)), 3)
     0.167
     """
-    real = isinstance(p, (int, float, np.integer, np.floating)) and not isinstance(p, bool)
-    if not (real and np.isfinite(p) and p >= 1):
+    if check_positive(p, "p") < 1:
         raise CalibrationInputError(f"p must be a finite number >= 1; got {p!r}")
     c, t, w, like = _slice_arrays(probs, labels, lens, sample_weight, logits, validate)
     c = np.clip(c, 1e-256, 1.0 - 1e-256)

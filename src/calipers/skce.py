@@ -76,33 +76,28 @@ class L1ExponentialKernel:
         n, k = p.shape
         spread = float(abs(p).sum(1).max()) if n else 0.0
         self.product_form = 3.0 * spread / bw < _MAX_EXPONENT
+        self._empty: Callable[..., Any]
+        self._minimum: Callable[..., Any]
+        xp_exp: Callable[..., Any]
+        ones: Callable[..., Any]
         if self.torch:
             import torch
 
-            if self.product_form:
-                self.U = torch.exp((2.0 * p - 1.0 / k) / bw)
-                self.UT = self.U.T.contiguous()
-                self.g = torch.exp((0.5 - p.sum(1)) / bw)
-            else:
-                self.g = torch.ones(n, dtype=p.dtype, device=p.device)
-        elif self.product_form:
-            self.U = np.exp((2.0 * p - 1.0 / k) / bw)  # (n, k)
-            self.UT = np.ascontiguousarray(self.U.T)  # (k, n): contiguous rows of a tile
-            self.g = np.exp((0.5 - p.sum(axis=1)) / bw)
+            self._empty = lambda shape: torch.empty(shape, dtype=p.dtype, device=p.device)
+            self._minimum, xp_exp, ones = torch.minimum, torch.exp, torch.ones_like
         else:
-            self.g = np.ones(n)
+            self._empty, self._minimum, xp_exp, ones = np.empty, np.minimum, np.exp, np.ones_like
+        if self.product_form:
+            self.U = xp_exp((2.0 * p - 1.0 / k) / bw)  # (n, k)
+            # (k, n): contiguous rows of a tile
+            self.UT = self.U.T.contiguous() if self.torch else np.ascontiguousarray(self.U.T)
+            self.g = xp_exp((0.5 - p.sum(1)) / bw)
+        else:
+            self.g = ones(p[:, 0])
 
     def block(self, rows: slice, cols: slice, out: Any = None, tmp: Any = None) -> Any:
         """The tile ``kappa[rows, cols] / (g[rows] g[cols]')``; ``out``/``tmp`` are buffers."""
-        if self.torch:
-            import torch
-
-            empty: Callable[..., Any] = lambda shape: torch.empty(  # noqa: E731
-                shape, dtype=self.p.dtype, device=self.p.device
-            )
-            minimum: Callable[..., Any] = torch.minimum
-        else:
-            empty, minimum = np.empty, np.minimum
+        empty, minimum = self._empty, self._minimum
         if not self.product_form:
             if self.torch:
                 import torch
@@ -244,11 +239,10 @@ def skce(
         raise CalibrationInputError(
             f"estimator must be 'unbiased', 'biased' or 'block'; got {estimator!r}"
         )
-    check_positive(bandwidth)
+    bw = check_positive(bandwidth)
     Pr = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    bw = float(bandwidth)
     if is_torch(Pr.probs) and estimator != "block":
         P, E, w = _torch_residuals(Pr)  # the O(n^2) sum runs in torch, on the input's device
     else:
