@@ -54,7 +54,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 def make_multiclass(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """peer_libraries.md §4.1 recipe: overconfident float32 softmax predictions.
+    """the standard benchmark recipe: overconfident float32 softmax predictions.
 
     logits = 3 N(0, 1); labels ~ softmax(logits) by inverse-CDF sampling;
     probs = softmax(1.5 * logits) computed in float64, stored as float32.
@@ -74,7 +74,7 @@ def make_multiclass(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarr
 
 
 def make_binary(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """peer_libraries.md §5 recipe: p = sigmoid(1.5 z), y ~ Bernoulli(sigmoid(z)), z = 3 N(0, 1)."""
+    """Binary recipe: p = sigmoid(1.5 z), y ~ Bernoulli(sigmoid(z)), z = 3 N(0, 1)."""
     from scipy.special import expit
 
     rng = np.random.default_rng(seed)

@@ -6,11 +6,11 @@ Usage::
     python benchmarks/bench_kde_calibration_error.py --n 2000 --repeats 3
 
 The baseline re-implements ``ece_kde_binary`` of the Mix-n-Match code as
-conventions.md §4.3 describes it (KDEpy ``FFTKDE`` with the triweight kernel on
+docs/conventions.md §4.3 describes it (KDEpy ``FFTKDE`` with the triweight kernel on
 ``linspace(-0.6, 1.6, 2**14)``, mirrored data, then a Python loop over the grid
 that looks each grid point up with ``argmin |x_int - conf|``, as the authors'
 loop does); calipers bins and convolves with NumPy and vectorises the loop.
-Data: the peer_libraries.md §4.1 recipe (k = 10). Every implementation runs once
+Data: the the standard benchmark recipe (k = 10). Every implementation runs once
 to warm up (its value is taken from that call), then all run in turn, round
 after round; the table shows median and min seconds and the median per-round
 ratio to calipers.

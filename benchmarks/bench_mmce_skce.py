@@ -8,7 +8,7 @@ Usage::
 Each implementation is called once to warm up (its value is taken from that call),
 then all are called in turn, round after round; the table shows median and min
 wall seconds and the median per-round ratio to calipers' MMCE. Data: the
-peer_libraries.md §4.1 recipe (logits = 3 N(0, 1), labels ~ softmax(logits),
+the standard benchmark recipe (logits = 3 N(0, 1), labels ~ softmax(logits),
 probs = softmax(1.5 logits)).
 
 calipers' MMCE is exact in O(n log n) (a sorted exponential scan); SKCE is the

@@ -1,4 +1,4 @@
-"""Calibration-sharpness quantities (seed 000) side by side, in one process.
+"""Calibration-sharpness quantities (Chidambaram & Ge (2024)) side by side, in one process.
 
 Usage::
 
@@ -23,7 +23,7 @@ Implementations
     d_CAL (every sample is an evaluation point).
 ``sharpcal approach, re-implemented``
     a re-implementation, written here from the description in
-    ``shared/reference/conventions.md`` §7.1, of the approach of the authors'
+    docs/conventions.md §7.1, of the approach of the authors'
     code -- **not the authors' code**: torch on the CPU, in the input's dtype
     (float32); full ``n_points x n`` Gaussian kernel matrices; d_CAL as the mean
     over 10 repetitions of ``mean (m_hat(x) - x)^2`` at 5000 confidences drawn
@@ -40,7 +40,7 @@ only time, shown as ``w`` in the rounds column; at n = 50 000 the
 re-implementation takes minutes per call on 2 cores). The table shows min and median wall time
 (``time.perf_counter``) and the median of per-round ratios to the re-
 implementation of the sharpcal approach. Data: seeded synthetic softmax
-predictions (the recipe of bench_ece.py / peer_libraries.md §4.1).
+predictions (the recipe of bench_ece.py / the standard benchmark recipe).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def make_multiclass(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarr
 def sharpcal_approach(
     probs: np.ndarray, labels: np.ndarray, seed: int = 0, n_subsamples: int = 10
 ) -> dict[str, Any]:
-    """Re-implementation of the approach described in conventions.md §7.1 (NOT the authors' code)."""
+    """Re-implementation of the approach described in docs/conventions.md §7.1 (NOT the authors' code)."""
     import torch
 
     p = torch.from_numpy(probs)
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         "   d_CAL (code) = mean (m_hat(h) - h)^2 [re-impl: mean ± sd over 10 subsamples of "
-        f"{N_POINTS}]; d_CAL (C.3) = seed 000 eq. (C.3); max|...-calipers| vs calipers (auto)"
+        f"{N_POINTS}]; d_CAL (C.3) = Chidambaram & Ge (2024) eq. (C.3); max|...-calipers| vs calipers (auto)"
     )
     results = []
     for k in [int(s) for s in args.classes.split(",") if s.strip()]:

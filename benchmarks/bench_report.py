@@ -2,7 +2,7 @@
 
     python benchmarks/bench_report.py [--n 50000] [--k 1000] [--no-figures]
 
-The predictions follow peer_libraries.md §4.1 (logits = 3 N(0, 1), labels drawn from
+The predictions follow the standard benchmark recipe (logits = 3 N(0, 1), labels drawn from
 softmax(logits), model logits 1.5 x, float32). The rows are split 50/50 into a
 calibration and a test half (stratified, seed 0); TS, ETS, HB, IR and MRR are fitted on
 the first and the standard suite (with the ECE null p-value and, unless --no-figures,

@@ -6,7 +6,7 @@ Usage::
     python benchmarks/bench_smooth_ece.py --quick    # n = 10**4, 10**5; 5 rounds
 
 For every n, two cases on the same data (k = 10 classes, the recipe of
-peer_libraries.md §4.1: logits = 3 N(0, 1), labels ~ softmax(logits),
+the standard benchmark recipe: logits = 3 N(0, 1), labels ~ softmax(logits),
 probs = softmax(1.5 logits), float64):
 
 * fixed-point SmoothECE: ``relplot.multiclass_logits_to_confidences(p, y,
@@ -43,7 +43,7 @@ from calipers.smooth_ece import _smece_arrays, smece  # noqa: E402
 
 
 def make_multiclass(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """peer_libraries.md §4.1: probs = softmax(1.5 z), labels ~ softmax(z), z = 3 N(0, 1)."""
+    """the standard benchmark recipe: probs = softmax(1.5 z), labels ~ softmax(z), z = 3 N(0, 1)."""
     rng = np.random.default_rng(seed)
     z = 3.0 * rng.standard_normal((n, k))
     q = np.exp(z - z.max(1, keepdims=True))

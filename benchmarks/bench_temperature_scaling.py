@@ -22,8 +22,8 @@ Implementations (each fits T on the same data):
   it returns T = 1 untouched);
 * Guo et al.'s gpleiss ``temperature_scaling.py``, re-implemented here: torch
   ``LBFGS(lr=0.01, max_iter=50)`` on the cross-entropy from ``T0 = 1.5``
-  (conventions.md §10);
-* NN_calibration's (seed 004) ``TemperatureScaling``, re-implemented here:
+  (docs/conventions.md §10);
+* NN_calibration's (Gruber & Buettner (2022)) ``TemperatureScaling``, re-implemented here:
   ``scipy.optimize.minimize(method="BFGS", x0=1, maxiter=50)`` on
   ``sklearn.metrics.log_loss(y, softmax(z / T))``.
 
@@ -141,7 +141,7 @@ def _impls(L: np.ndarray, y: np.ndarray, skipped: list[str]) -> list[Impl]:
         classes = np.arange(k)
 
         def nn_calibration_fit() -> float:
-            # seed 004's NN_calibration TemperatureScaling, re-implemented
+            # Gruber & Buettner's (2022) NN_calibration TemperatureScaling, re-implemented
             def loss(x: np.ndarray) -> float:
                 return float(log_loss(y, softmax(L / x[0], axis=1), labels=classes))
 

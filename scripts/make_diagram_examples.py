@@ -8,20 +8,20 @@ so the pictures are reproducible without downloads:
 ``reliability_diagram.png``
     Gaussian naive Bayes (over-confident), 15 equal-width bins, Wilson intervals.
 ``calibration_sharpness_diagram.png``
-    The three models side by side with aligned y axes (seed 000 Fig. 2).
+    The three models side by side with aligned y axes (Chidambaram & Ge (2024) Fig. 2).
 ``smooth_reliability_diagram.png``
     Random forest (under-confident), SmoothECE bandwidth, bootstrap band.
 ``classwise_reliability_grid.png``
     Random forest, one panel per digit.
 ``top_k_bar_chart.png``
-    Top-k ECE of the three models (seed 001 Fig. 1).
+    Top-k ECE of the three models (Kirchenbauer, Oaks & Heim (2022) Fig. 1).
 ``group_bar_chart.png``
-    The digits grouped by shape (seed 001 Fig. 3).
+    The digits grouped by shape (Kirchenbauer, Oaks & Heim (2022) Fig. 3).
 ``interval_diagram.png``
-    Low / medium / high confidence categories (seed 001 Figs. 5-6).
+    Low / medium / high confidence categories (Kirchenbauer, Oaks & Heim (2022) Figs. 5-6).
 ``reliability_vs_sharpness.png``
     Reliability and calibration-sharpness diagrams of two models, aligned
-    (seed 000 Fig. 2), composed with ``ax=``.
+    (Chidambaram & Ge (2024) Fig. 2), composed with ``ax=``.
 
 Usage::
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         "interval_diagram": interval_diagram(models, y),
     }
 
-    # seed 000 Fig. 2: reliability diagrams above calibration-sharpness diagrams
+    # Chidambaram & Ge (2024) Fig. 2: reliability diagrams above calibration-sharpness diagrams
     pair = {NICE[m]: d.probs[m] for m in ("random_forest", "logistic_regression")}
     fig, axs = plt.subplots(2, 2, figsize=(7.0, 5.6), layout="constrained")
     for col, (name, p) in enumerate(pair.items()):

@@ -1,7 +1,7 @@
 """Every registered recalibrator on real predictions: test metrics before and after.
 
 For each data set the methods are fitted on the calibration part and evaluated
-on the test part; the table prints (x 100, as seed 000 Tables 1-6) accuracy,
+on the test part; the table prints (x 100, as Chidambaram & Ge (2024) Tables 1-6) accuracy,
 NLL, Brier (sum over classes), top-label ECE (15 equal-width bins, (lo, hi])
 and SmoothECE (Błasiok & Nakkiran 2023), plus the fitting time.
 

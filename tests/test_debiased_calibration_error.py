@@ -1,6 +1,6 @@
-"""Debiased binned calibration errors (Kumar, Liang & Ma 2019; conventions.md §4.1).
+"""Debiased binned calibration errors (Kumar, Liang & Ma 2019; docs/conventions.md §4.1).
 
-Checked against the worked example of conventions.md §4.1, against the PyPI
+Checked against the worked example of docs/conventions.md §4.1, against the PyPI
 package ``uncertainty-calibration`` (import name ``calibration``) as an oracle,
 and for (near) unbiasedness on a simulated design with a known bin-wise truth.
 """
@@ -124,7 +124,7 @@ def test_unbiased_matches_uncertainty_calibration(seed: int) -> None:
 def test_classwise_sum_convention_and_clipping_per_class() -> None:
     cal = pytest.importorskip("calibration")
     p, y = _random(400, 3, 5)
-    # per-class values from the oracle's 1-D path, then seed 004's sum over classes
+    # per-class values from the oracle's 1-D path, then Gruber & Buettner's (2022) sum over classes
     per = [
         cal.lower_bound_scaling_ce(p[:, k], (y == k).astype(np.int64), p=2, debias=True)
         for k in range(3)

@@ -4,9 +4,9 @@ Every test reads back what a figure holds - bar rectangles (positions and
 heights), line and polygon vertices, text - or renders it (PNG pixels, SVG
 elements) and compares with values computed here, independently of calipers:
 bin indices from ``ceil(15 c) - 1``, per-bin means with ``np.bincount``, the
-Nadaraya-Watson curve, KDE and sharpness band of seed 000 App. D as direct
+Nadaraya-Watson curve, KDE and sharpness band of Chidambaram & Ge (2024) App. D as direct
 double sums, Wilson intervals from ``scipy.stats.binomtest``, SmoothECE from
-the SmoothECE worked numbers of conventions.md §6 and a reflected-kernel sum,
+the SmoothECE worked numbers of docs/conventions.md §6 and a reflected-kernel sum,
 top-1/grouped/interval errors by hand. Pixel and SVG checks
 are statistics (ink fraction, bar colour, element counts), not snapshots.
 """
@@ -364,7 +364,7 @@ def test_classwise_grid_panels_are_per_class_reliability():
 
 
 def _nw_by_hand(h, c, brier, x, s=0.05):
-    """Seed 000 eq. (4.8) and App. D by direct double sums (Gaussian kernel)."""
+    """Chidambaram & Ge (2024) eq. (4.8) and App. D by direct double sums (Gaussian kernel)."""
     K = np.exp(-0.5 * ((x[:, None] - h[None, :]) / s) ** 2)
     m = K @ c / K.sum(1)
     cond = K @ brier / K.sum(1)
@@ -400,7 +400,7 @@ def test_calibration_sharpness_curve_band_and_note_match_direct_sums():
     dv = np.concatenate([p.vertices for p in dens_fill.get_paths()])
     assert dv[:, 1].max() == pytest.approx(dens.max(), rel=1e-6)
     m_i = _nw_by_hand(c, r, brier, c)[0]
-    d_cal = np.mean((m_i - c) ** 2)  # the authors' code's d_CAL (seed 000 App. D)
+    d_cal = np.mean((m_i - c) ** 2)  # the authors' code's d_CAL (Chidambaram & Ge (2024) App. D)
     (note,) = [t for t in _texts(fig) if "CAL" in t]
     # the note prints 100 d_CAL and 100 d_TOT, as the paper's figures (x 100)
     assert note.splitlines()[0] == f"$100\\,d_{{\\mathrm{{CAL}}}}$ = {100 * d_cal:.2f}"
@@ -443,7 +443,7 @@ def test_calibration_sharpness_band_clipped_below_not_above_and_aligned_axes():
 
 
 def _worked_smooth_data():
-    """conventions.md §6 worked check: n = 2000, f ~ Beta(5, 2), P(y = 1 | f) = f^1.5,
+    """docs/conventions.md §6 worked check: n = 2000, f ~ Beta(5, 2), P(y = 1 | f) = f^1.5,
     ``np.random.default_rng(1)``; as a 20-class top-label problem with confidence f
     (the other 19 classes share 1 - f, which is below f for every f > 0.05)."""
     rng = np.random.default_rng(1)

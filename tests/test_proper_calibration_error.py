@@ -1,4 +1,4 @@
-"""Dirichlet-kernel proper calibration errors (seed 003) against worked numbers,
+"""Dirichlet-kernel proper calibration errors (Popordanoska et al. (2024)) against worked numbers,
 an independent O(n^2) implementation with scipy.stats densities, and identities."""
 
 import numpy as np
@@ -22,7 +22,7 @@ Y5 = np.array([0, 1, 1, 2, 0])
 def _ref_ratio(
     g: np.ndarray, t: np.ndarray, h: float, w: np.ndarray | None = None, loo: bool = True
 ) -> np.ndarray:
-    """Direct definition (seed 003 eq. 11-12, 15) with scipy's Dirichlet/Beta density."""
+    """Direct definition (Popordanoska et al. (2024) eq. 11-12, 15) with scipy's Dirichlet/Beta density."""
     n = len(g)
     w = np.ones(n) if w is None else w
     K = np.empty((n, n))
@@ -116,7 +116,7 @@ def test_k3_n5_example_conventions_5_6() -> None:
 
 
 def test_kl_refinement_and_the_reference_codes_nan_row() -> None:
-    """REF_KL = mean entropy of r. conventions.md §5.6 prints 0.702608: that is the
+    """REF_KL = mean entropy of r. docs/conventions.md §5.6 prints 0.702608: that is the
     same mean with row 4 (whose r has an exact 0, so 0 * log 0 = NaN in torch)
     counted as 0 — the reference code turns the NaN row sum into 0."""
     r = _ref_ratio(G5, np.eye(3)[Y5], 0.5)

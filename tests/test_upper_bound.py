@@ -1,4 +1,4 @@
-"""Calibration upper bound, RBS and Prop. 4.5 (seed 004 §4) on populations with a known law.
+"""Calibration upper bound, RBS and Prop. 4.5 (Gruber & Buettner (2022) §4) on populations with a known law.
 
 A "population" is a finite set of atoms x_a with probability w_a, prediction
 f_a and true conditional pi_a = P(Y | X = x_a). Expanding it into rows (a, k)
@@ -205,7 +205,7 @@ def test_rbs_is_root_of_upper_bound_and_seed004_binary_convention() -> None:
     p = rng.uniform(size=50)
     y = (rng.uniform(size=50) < p).astype(int)
     two = np.stack([1 - p, p], axis=1)
-    # seed 004 sums over the two softmax columns: twice the binary score
+    # Gruber & Buettner (2022) sums over the two softmax columns: twice the binary score
     assert rbs(two, y) == pytest.approx(np.sqrt(2 * np.mean((p - y) ** 2)), rel=1e-13)
     assert rbs(p, y) == pytest.approx(np.sqrt(np.mean((p - y) ** 2)), rel=1e-13)
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-#: conventions.md §3.4: the Nixon et al. toy example (K = 3, N = 6)
+#: docs/conventions.md §3.4: the Nixon et al. toy example (K = 3, N = 6)
 NIXON_P = np.array(
     [
         [0.6, 0.3, 0.1],

@@ -154,7 +154,7 @@ __all__ = [
     "smooth_reliability",
     "SmoothReliability",
     "debiased_calibration_error",
-    # upper bounds (seed 004)
+    # upper bounds (Gruber & Buettner (2022))
     "calibration_upper_bound",
     "rbs",
     "recalibration_improvement",

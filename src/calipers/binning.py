@@ -2,7 +2,7 @@
 
 A binning scheme assigns every (lensed) score to a bin; the estimate of
 E[target | score] in a bin is the weighted mean target of its samples
-(DESIGN.md: lens -> selection -> *estimator* -> divergence -> aggregate).
+(the pipeline: lens -> selection -> *estimator* -> divergence -> aggregate).
 
 Everything downstream is computed from per-bin totals, :class:`BinStatistics`
 (weight, count, sum of scores, sum of targets, sum of squared targets), which
@@ -15,7 +15,7 @@ Schemes
 :class:`EqualWidth`
     ``n_bins`` bins of width ``1/n_bins`` on [0, 1] with one documented edge
     rule: ``edge_rule="right"`` (default) is ``(lo, hi]`` with the first bin
-    closed, the rule of Guo et al. (2017), of the seed 003/004 code and of
+    closed, the rule of Guo et al. (2017), of the Popordanoska et al. 2024 / Gruber & Buettner 2022 code and of
     Kumar et al.'s ``verified_calibration``; ``"left"`` is ``[lo, hi)`` with
     the last bin closed (netcal, NumPy histograms). Edges are ``j/n_bins``
     rounded to the *input's* dtype, so a float32 0.6 and a float64 0.6 both sit
@@ -23,14 +23,14 @@ Schemes
     the first and last bin (no hidden extra bin for 1.0, no gaps).
 :class:`EqualMass`
     data-dependent edges with about the same number of samples per bin, by the
-    rule of Nixon et al.'s code (``rule="nixon"``, conventions.md §3.2: edges
+    rule of Nixon et al.'s code (``rule="nixon"``, docs/conventions.md §3.2: edges
     ``sorted(s)[round(linspace(0, n, B, endpoint=False))]``, bins
     ``[e_r, e_{r+1})``, ties go up) or of Kumar et al. (``rule="kumar"``,
-    conventions.md §4.1: ``array_split`` parts, mid-point edges, ``(lo, hi]``).
+    docs/conventions.md §4.1: ``array_split`` parts, mid-point edges, ``(lo, hi]``).
 :class:`FixedEdges`
     any increasing edges, to reproduce a published convention exactly.
 :class:`KDTree`
-    the adaptive k-d tree binning of seed 001 App. B (Vaicenavicius et al.
+    the adaptive k-d tree binning of Kirchenbauer, Oaks & Heim (2022) App. B (Vaicenavicius et al.
     2019): split a node on its highest-variance coordinate at the mean while it
     holds at least ``gamma * n`` of the weight, for multi-dimensional lenses.
 
@@ -291,14 +291,14 @@ class EqualWidth:
         of every seed paper's tables).
     edge_rule : {"right", "left"}, default "right"
         ``"right"``: bins ``(lo, hi]``, first bin ``[0, 1/B]`` (Guo et al.;
-        seeds 003, 004; Kumar et al.). ``"left"``: bins ``[lo, hi)``, last bin
+        Popordanoska et al. (2024), 004; Kumar et al.). ``"left"``: bins ``[lo, hi)``, last bin
         ``[1 - 1/B, 1]`` (netcal, NumPy). Edges are ``j/B`` in the score dtype.
 
     Notes
     -----
     For a multi-dimensional lens (d columns on a simplex) the first d - 1
     coordinates are binned this way and the cells of the product grid are the
-    bins, as in seed 001's uniform estimator (empty cells dropped); the last
+    bins, as in Kirchenbauer, Oaks & Heim's (2022) uniform estimator (empty cells dropped); the last
     coordinate is implied by the others.
 
     Examples
@@ -391,13 +391,13 @@ class EqualMass:
     n_bins : int, default 15
         Number of bins (Nixon et al.'s tables use 15; their code defaults to 30).
     rule : {"nixon", "kumar"}, default "nixon"
-        ``"nixon"``: the rule of the seed 002 code (robustness_metrics
-        ``_get_adaptive_bins``; conventions.md §3.2): with ``s`` sorted,
+        ``"nixon"``: the rule of the Nixon et al. (2019) code (robustness_metrics
+        ``_get_adaptive_bins``; docs/conventions.md §3.2): with ``s`` sorted,
         ``e_r = s[min(round(r n / B), n - 1)]`` for r = 0..B-1 (NumPy's
         round-half-to-even), bins ``[e_r, e_{r+1})`` so that ties at an edge go
         to the upper bin; a score equal to 1.0 gets a bin of its own, as in that
         code. ``"kumar"``: the rule of ``verified_calibration.get_equal_bins``
-        (conventions.md §4.1): ``array_split`` of the sorted scores into B parts
+        (docs/conventions.md §4.1): ``array_split`` of the sorted scores into B parts
         (first parts one larger), edges at mid-points between consecutive
         parts, 1.0 appended, duplicates removed, bins ``(lo, hi]``; B is capped
         at n.
@@ -551,23 +551,23 @@ class FixedEdges:
 
 @dataclass(frozen=True)
 class KDTree:
-    """Adaptive k-d tree binning of seed 001 App. B (Vaicenavicius et al. 2019).
+    """Adaptive k-d tree binning of Kirchenbauer, Oaks & Heim (2022) App. B (Vaicenavicius et al. 2019).
 
     A node holding at least ``gamma`` of the total weight is split on the
     coordinate with the largest (weighted, population) variance, ties to the
     first coordinate, at that coordinate's (weighted) mean; samples strictly
     below the mean go left. A node is not split when one side would be empty.
     Leaves therefore hold less than ``gamma`` of the weight unless they are
-    unsplittable, i.e. ``max_i |B_i| <= gamma N`` (seed 001 B.1). The mean is
+    unsplittable, i.e. ``max_i |B_i| <= gamma N`` (Kirchenbauer, Oaks & Heim (2022) B.1). The mean is
     the correctly rounded weighted mean (``math.fsum``), so the tree does not
     depend on the order of the rows. The code of
-    seed 001 (``DataDependentBinning(min_size=round(N * frac))``) uses the same
+    Kirchenbauer, Oaks & Heim (2022) (``DataDependentBinning(min_size=round(N * frac))``) uses the same
     rule with ``min_size = round(gamma N)``, which this class follows.
 
     Parameters
     ----------
     gamma : float, default 0.1
-        Upper bound of the fraction of samples per bin (seed 001 B.4 baseline;
+        Upper bound of the fraction of samples per bin (Kirchenbauer, Oaks & Heim (2022) B.4 baseline;
         B.2 finds estimates stabilise near 2**-4).
 
     Examples

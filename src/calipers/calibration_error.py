@@ -1,4 +1,4 @@
-"""The composable calibration-error pipeline (seed 001 §3.2-4; DESIGN.md).
+"""The composable calibration-error pipeline (Kirchenbauer, Oaks & Heim (2022) §3.2-4).
 
     predictions, labels -> lens -> selection -> estimator -> divergence -> aggregate
 
@@ -12,16 +12,16 @@ Aggregation
 -----------
 ``aggregate`` combines the per-bin divergences of one slice:
 
-* ``"weighted"`` - ``sum_b (W_b / W) d_b``, the histogram estimate of seed 001
+* ``"weighted"`` - ``sum_b (W_b / W) d_b``, the histogram estimate of Kirchenbauer, Oaks & Heim (2022)
   eq. 3 (``W_b`` = weight in bin b, ``W`` = weight of the slice after
   selection); empty bins contribute nothing.
 * ``"mean"`` - plain mean over the non-empty bins (netcal's "average
-  calibration error", seed 000's "ACE").
+  calibration error", Chidambaram & Ge's (2024) "ACE").
 * ``"max"`` - the largest divergence over non-empty bins (MCE).
 
 ``class_aggregate`` combines slices (class-wise lenses): ``"mean"`` divides by
-the number of slices (Nixon et al.; seed 003), ``"sum"`` adds them (Kull et al.
-2019; seed 004 Def. C.1). A slice left empty by a selection contributes 0.
+the number of slices (Nixon et al.; Popordanoska et al. (2024)), ``"sum"`` adds them (Kull et al.
+2019; Gruber & Buettner (2022) Def. C.1). A slice left empty by a selection contributes 0.
 Finally an Lp divergence with ``root`` raises the result to ``1/p``.
 """
 
@@ -145,7 +145,7 @@ def _kernel_calibration_error(
 ) -> float:
     """Pipeline with a kernel estimator: ``d(r_i, s_i)`` at every sample, then averaged.
 
-    ``r_i = est.regress(...)`` estimates E[T | S = s_i] (seed 003 eq. 9, seed 000
+    ``r_i = est.regress(...)`` estimates E[T | S = s_i] (Popordanoska et al. (2024) eq. 9, Chidambaram & Ge (2024)
     eq. C.3's plug-in form); ``aggregate="weighted"`` (or ``"mean"``) gives the
     weighted mean over samples, ``"max"`` the largest value.
     """
@@ -232,7 +232,7 @@ def calibration_error(
 ) -> Any:
     """Generalized calibration error: any lens, selection, estimator, divergence.
 
-    Implements the histogram estimate of seed 001 eq. 3,
+    Implements the histogram estimate of Kirchenbauer, Oaks & Heim (2022) eq. 3,
     ``sum_B (|B| / N) d(g_bar_B, y_bar_B)``, generalised to sample weights,
     other aggregations over bins and over class slices, and Lp roots.
 
@@ -254,7 +254,7 @@ def calibration_error(
         estimator with a ``regress(scores, targets, weights)`` method
         (:class:`~calipers.DirichletKernel`, ``NadarayaWatson``), in which case the
         divergence is applied to ``(E^[T | S = s_i], s_i)`` at every sample and
-        averaged with the sample weights (seed 003 eq. 9).
+        averaged with the sample weights (Popordanoska et al. (2024) eq. 9).
     divergence : str or Divergence, default "l1"
         ``"l1"``, ``"tvd"``, ``"l2"`` (root of the mean square), ``"squared_l2"``,
         ``"kl"``, or an instance from :mod:`calipers.divergences`.
@@ -284,7 +284,7 @@ def calibration_error(
     >>> round(cp.calibration_error(P, y, lens="classwise", estimator=cp.EqualMass(2)), 6)
     0.173333
 
-    A kernel estimator instead of bins (CE_KL of seed 003 eq. 10):
+    A kernel estimator instead of bins (CE_KL of Popordanoska et al. (2024) eq. 10):
 
     >>> g = np.array([[.8, .2], [.6, .4], [.3, .7]])
     >>> round(cp.calibration_error(g, [0, 0, 1], lens="canonical",

@@ -1,6 +1,6 @@
-"""Confidence calibration error and calibration-sharpness diagrams (seed 000 §4, App. C-D).
+"""Confidence calibration error and calibration-sharpness diagrams (Chidambaram & Ge (2024) §4, App. C-D).
 
-Seed 000 (Chidambaram & Ge, *Reassessing how to compare and improve the
+Chidambaram & Ge (2024) (Chidambaram & Ge, *Reassessing how to compare and improve the
 calibration of ML models*) pairs a Bregman divergence ``d_phi`` on the simplex
 (the generalization metric: Brier score, or KL, i.e. NLL) with its 1-D
 counterpart ``d_varphi`` on confidences (``varphi(x) = x^2``, or the logistic
@@ -18,7 +18,7 @@ counterpart ``d_varphi`` on confidences (``varphi(x) = x^2``, or the logistic
 Everything is estimated with the Nadaraya-Watson regression of eq. (4.8)
 (:class:`calipers.nadaraya_watson.NadarayaWatson`; Gaussian kernel, bandwidth
 0.05 by default, all points including the evaluation point itself, as in the
-authors' code, conventions.md §7.1):
+authors' code, docs/conventions.md §7.1):
 
 * :func:`confidence_calibration_error` -- Theorem C.4's consistent plug-in
   estimator, eq. (C.3), or the form the authors' code (sharpcal) reports;
@@ -71,7 +71,7 @@ def _check_divergence(divergence: Any) -> DivergenceName:
 
 
 def _bregman_term(divergence: DivergenceName, m: Any, h: Any, c: Any) -> np.ndarray:
-    """``varphi(m) - varphi(h) - varphi'(h) (c - h)`` elementwise (seed 000 eq. C.3).
+    """``varphi(m) - varphi(h) - varphi'(h) (c - h)`` elementwise (Chidambaram & Ge (2024) eq. C.3).
 
     With ``c = m`` this is the 1-D Bregman divergence ``d_varphi(m, h)``.
     Brier: ``varphi(x) = x^2``, so ``d(a, b) = (a - b)^2``. KL: ``varphi(x) =
@@ -171,11 +171,11 @@ def confidence_calibration_error(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Kernel estimate of the Bregman confidence calibration error (seed 000 Thm. C.4).
+    """Kernel estimate of the Bregman confidence calibration error (Chidambaram & Ge (2024) Thm. C.4).
 
     Estimates ``E[d_varphi(E[1{Y = c(X)} | h(X)], h(X))]`` with ``h`` the top-label
     confidence, ``c`` the predicted class and ``varphi`` the 1-D Bregman
-    generator paired with ``divergence`` (seed 000 §4.1), from the
+    generator paired with ``divergence`` (Chidambaram & Ge (2024) §4.1), from the
     Nadaraya-Watson curve ``m_hat`` of eq. (4.8) evaluated at the samples:
 
     * ``form="plugin"``: Theorem C.4's consistent estimator, eq. (C.3),
@@ -184,13 +184,13 @@ def confidence_calibration_error(
       for tiny samples);
     * ``form="sharpcal"`` (default): what the authors' code reports as d_CAL,
       ``mean_i d_varphi(m_hat(h_i), h_i)`` (Brier: ``(m_hat(h_i) - h_i)^2``;
-      conventions.md §0 item 9 and §7.1). The code averages it over 10 draws of
+      docs/conventions.md §0 item 9 and §7.1). The code averages it over 10 draws of
       5000 evaluation points with replacement when ``n > 5000``; calipers
       evaluates at every sample (the expectation of those draws). The code has
       no KL version; ``divergence="kl"`` here is the same formula with the
       logistic ``d_varphi``.
 
-    On the 4-point example of conventions.md §7.1 the two forms give 0.0262481
+    On the 4-point example of docs/conventions.md §7.1 the two forms give 0.0262481
     (plug-in) and 0.0168096 (code).
 
     Parameters
@@ -200,11 +200,11 @@ def confidence_calibration_error(
     labels : array-like of shape (n,)
     divergence : {"brier", "kl"}, default "brier"
         ``varphi(x) = x^2`` (``d(a, b) = (a - b)^2``, not ``2 (a - b)^2``: the
-        1-D counterpart of the multi-class Brier score, seed 000 §4.1, sharpcal
+        1-D counterpart of the multi-class Brier score, Chidambaram & Ge (2024) §4.1, sharpcal
         ``scores.py``) or ``varphi(x) = x log x + (1 - x) log(1 - x)`` (the
-        Bernoulli KL; seed 000 Cor. 4.7). Values in nats for KL.
+        Bernoulli KL; Chidambaram & Ge (2024) Cor. 4.7). Values in nats for KL.
     bandwidth : float, default 0.05
-        Kernel bandwidth in confidence units (seed 000 §5, App. H). Theorem C.4
+        Kernel bandwidth in confidence units (Chidambaram & Ge (2024) §5, App. H). Theorem C.4
         needs ``bandwidth -> 0`` with ``n * bandwidth^2 / log n -> infinity``.
     kernel : {"gaussian", "epanechnikov"}, default "gaussian"
     form : {"plugin", "sharpcal"}, default "sharpcal"
@@ -276,7 +276,7 @@ def confidence_calibration_error(
 
 @dataclass(frozen=True)
 class CalibrationSharpness:
-    """The quantities of a calibration-sharpness diagram (seed 000 §4.2, App. D).
+    """The quantities of a calibration-sharpness diagram (Chidambaram & Ge (2024) §4.2, App. D).
 
     Curves are on ``grid`` (confidence values ``x``); the scalars summarise the
     whole sample. All arrays are float64 NumPy, all scalars Python floats.
@@ -381,7 +381,7 @@ def calibration_sharpness(
     logits: bool = False,
     validate: bool = True,
 ) -> CalibrationSharpness:
-    """Everything a calibration-sharpness diagram shows (seed 000 §4.2, App. D).
+    """Everything a calibration-sharpness diagram shows (Chidambaram & Ge (2024) §4.2, App. D).
 
     The calibration curve ``m_hat(x)`` (NW estimate of ``E[1{Y = c(X)} | h(X) =
     x]``, eq. 4.8), the KDE ``p_hat(x)`` of the confidences, the pointwise
@@ -390,7 +390,7 @@ def calibration_sharpness(
     d_CAL in both forms (eq. C.3 and the authors' code), d_TOT and accuracy. See
     :class:`CalibrationSharpness` for each field's relation to the paper.
 
-    Differences from the authors' code (sharpcal, conventions.md §7.1): d_CAL
+    Differences from the authors' code (sharpcal, docs/conventions.md §7.1): d_CAL
     is evaluated at every sample instead of 10 x 5000 points drawn with
     replacement (no randomness; the draws average to this value); the default
     grid has 1001 points instead of 5000; no special case for near-constant
@@ -406,9 +406,9 @@ def calibration_sharpness(
     labels : array-like of shape (n,)
     divergence : {"brier", "kl"}, default "brier"
         The pair ``(d_phi, d_varphi)``: multi-class Brier with ``(a - b)^2``, or
-        KL (NLL) with the Bernoulli KL (seed 000 §4.1, Cor. 4.7).
+        KL (NLL) with the Bernoulli KL (Chidambaram & Ge (2024) §4.1, Cor. 4.7).
     bandwidth : float, default 0.05
-        In confidence units (seed 000 §5; App. H shows 0.01-0.25).
+        In confidence units (Chidambaram & Ge (2024) §5; App. H shows 0.01-0.25).
     kernel : {"gaussian", "epanechnikov"}, default "gaussian"
     n_points : int, default 1001
         Size of the default grid ``linspace(0, 1, n_points)``.

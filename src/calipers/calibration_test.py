@@ -4,7 +4,7 @@ H0: the model is calibrated, ``P(Y | f(X)) = f(X)``. Two families of tests:
 
 * :func:`consistency_test` — consistency resampling (Bröcker & Smith 2007;
   Vaicenavicius et al. 2019, "Evaluating model calibration in classification",
-  AISTATS, cited by seed 004): under H0 the labels are draws from the
+  AISTATS, cited by Gruber & Buettner (2022)): under H0 the labels are draws from the
   predictions themselves, so the null distribution of *any* calibration
   statistic is simulated by drawing synthetic labels ``y*_i ~ Categorical(p_i)``
   (after resampling the predictions with replacement) and recomputing it.
@@ -14,7 +14,7 @@ H0: the model is calibrated, ``P(Y | f(X)) = f(X)``. Two families of tests:
   :func:`calipers.skce`) with the tensor kernel
   ``k((p, y), (q, y')) = exp(-||p - q||_1 / bandwidth) 1{y = y'}``, for which
   ``h_ij = kappa(p_i, p_j) <e_{y_i} - p_i, e_{y_j} - p_j>``
-  (conventions.md §4.6): an asymptotic normal test on the linear-time block
+  (docs/conventions.md §4.6): an asymptotic normal test on the linear-time block
   estimator and a bootstrap test on the quadratic unbiased estimator.
 
 Every test returns a :class:`CalibrationTestResult`; small p-values are

@@ -106,10 +106,10 @@ an NLL of inf is printed as inf, with a note saying why.
 
 
 REPORT_DESCRIPTION = """\
-The standard report (seed 000 §6: accuracy, proper scores and calibration errors
+The standard report (Chidambaram & Ge (2024) §6: accuracy, proper scores and calibration errors
 together): accuracy, NLL, Brier, RBS, ECE, ACE, SmoothECE, kernel CE_KL and CE_2^2,
 refinement, and the ECE's p-value under a calibrated null, one row per model (and per
-recalibration method with --recalibrate). Flags the seed 000 pitfall (a calibration
+recalibration method with --recalibrate). Flags the Chidambaram & Ge (2024) pitfall (a calibration
 error that falls while the proper score rises) by itself.
 
 Recalibration methods are fitted on --calibration files, or on a stratified, seeded

@@ -3,7 +3,7 @@
 The plug-in binned estimate ``sum_b (n_b / n) |p_b - y_b|^p`` (``p_b``, ``y_b``
 the mean score and mean target of bin b) is biased upwards: even a perfectly
 calibrated model gets ``E |p_b - y_b|^2 = Var(y_b) > 0``. Kumar et al. (2019,
-§5 and their ``verified_calibration`` code; conventions.md §4.1) correct it in
+§5 and their ``verified_calibration`` code; docs/conventions.md §4.1) correct it in
 two ways:
 
 * ``method="unbiased"`` (p = 2 only): subtract an unbiased estimate of the
@@ -107,7 +107,7 @@ def debiased_calibration_error(
 
     Implements the debiased estimators of "Verified uncertainty calibration"
     (NeurIPS 2019, §5; ``verified_calibration`` ``unbiased_l2_ce`` and
-    ``normal_debiased_ce``, conventions.md §4.1), on bins from
+    ``normal_debiased_ce``, docs/conventions.md §4.1), on bins from
     :func:`calipers.binned_statistics`. With ``b`` running over bins, ``n_b``
     their sizes, ``p_b``/``y_b`` mean score/target:
 
@@ -115,7 +115,7 @@ def debiased_calibration_error(
       y_b(1 - y_b)/(n_b - 1)]``, bins with ``n_b < 2`` contributing 0;
       ``root=True`` returns ``sqrt(max(D, 0))`` (Kumar's ``unbiased_l2_ce``),
       ``root=False`` returns ``D`` itself, unbiased for the binned ``CE_2^2``
-      and possibly negative (seed 004's "squared space", ``dEMsTCE`` before
+      and possibly negative (Gruber & Buettner's (2022) "squared space", ``dEMsTCE`` before
       its ``max(., 0)``).
     * ``"normal"`` (any ``p >= 1``): with ``c = (sum_b (n_b/n)|p_b - y_b|^p)^(1/p)``
       and ``c*_r`` the same with ``y_b`` replaced by draws of
@@ -148,8 +148,8 @@ def debiased_calibration_error(
     class_aggregate : {"mean", "sum"}, default "mean"
         For ``lens="classwise"``: ``"mean"`` is Kumar's marginal rule
         ``(mean_k CE_k^p)^(1/p)``; ``"sum"`` is ``(sum_k CE_k^p)^(1/p)``, the
-        convention of seed 004 (``sCWCE``, Def. C.1: no 1/K) and Kull et al.
-        2019 (conventions.md §0 item 5, §4.2). With ``root=True`` each class's
+        convention of Gruber & Buettner (2022) (``sCWCE``, Def. C.1: no 1/K) and Kull et al.
+        2019 (docs/conventions.md §0 item 5, §4.2). With ``root=True`` each class's
         estimate is clipped at 0 before the power, as ``unbiased_l2_ce`` does
         (Kumar's code raises a negative ``normal`` estimate to the p-th power
         unclipped instead); with ``root=False`` the unclipped ``D_k`` (or
@@ -185,7 +185,7 @@ def debiased_calibration_error(
 
     Examples
     --------
-    The worked example of conventions.md §4.1 (two equal-mass bins, edge 0.75):
+    The worked example of docs/conventions.md §4.1 (two equal-mass bins, edge 0.75):
     the plug-in ``CE_2^2`` is 0.0172656, the debiased value is negative and the
     L2 error is 0.
 

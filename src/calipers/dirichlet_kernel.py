@@ -1,13 +1,13 @@
-"""Dirichlet-kernel estimate of E[Y | g(X)] (seed 003 eq. 11-12, App. E.1).
+"""Dirichlet-kernel estimate of E[Y | g(X)] (Popordanoska et al. (2024) eq. 11-12, App. E.1).
 
 The kernel centred at sample j and evaluated at sample i is the Dirichlet
 density with parameters ``alpha_j = g_j / h + 1`` (``h`` the bandwidth):
 
     log k(g_i; alpha_j) = (1/h) <g_j, log g_i> - log B(alpha_j),
-    log B(alpha) = sum_c lgamma(alpha_c) - lgamma(sum_c alpha_c)          (seed 003 eq. 44)
+    log B(alpha) = sum_c lgamma(alpha_c) - lgamma(sum_c alpha_c)          (Popordanoska et al. (2024) eq. 44)
 
 so the whole log-kernel matrix is one matrix product ``log(G) @ G.T / h`` plus a
-per-centre constant. The leave-one-out estimate (seed 003 eq. 15) is
+per-centre constant. The leave-one-out estimate (Popordanoska et al. (2024) eq. 15) is
 
     r_i = sum_{j != i} w_j k_ij y_j / sum_{j != i} w_j k_ij,
 
@@ -16,19 +16,19 @@ exponential (the LogSumExp trick of App. E.1), after which numerator and
 denominator are one matrix product ``E @ Y`` and one row sum. Rows are taken
 in blocks, so memory is O(block x n) however large ``n`` is; nothing n x n is
 ever formed. A 1-D score ``s`` (class-wise and top-label lenses) uses the Beta
-kernel, i.e. the Dirichlet kernel on ``[1 - s, s]`` (conventions.md §5.2).
+kernel, i.e. the Dirichlet kernel on ``[1 - s, s]`` (docs/conventions.md §5.2).
 
 Scores are clamped to ``[clip, 1 - clip]`` inside the kernel (default 1e-7,
-the constant of the seed 003 code, conventions.md §5.3): the Dirichlet density
+the constant of the Popordanoska et al. (2024) code, docs/conventions.md §5.3): the Dirichlet density
 is not defined on the boundary of the simplex (an exact 0 gives ``0 * log 0``).
 
 The same code runs on NumPy arrays and on PyTorch tensors (on their device,
 differentiable: gradients flow through ``r`` to the scores).
 
 Bandwidth selection maximises the leave-one-out log-likelihood of the kernel
-density estimate (seed 003 §7 and App. E; conventions.md §5.5) over ``log h``
+density estimate (Popordanoska et al. (2024) §7 and App. E; docs/conventions.md §5.5) over ``log h``
 with a coarse grid followed by a bounded Brent search; it never returns an
-invalid value (the predecessor code returned -1, conventions.md §5.8).
+invalid value (the predecessor code returned -1, docs/conventions.md §5.8).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _block_rows(n: int, block_size: int | None) -> int:
 def log_kernel_matrix(scores: Array, bandwidth: float, *, clip: float = 1e-7) -> Array:
     """Full matrix ``log k(g_i; alpha_j)`` (row i = evaluation point, column j = centre).
 
-    Seed 003 eq. 44. For inspection and tests on small samples; the estimators
+    Popordanoska et al. (2024) eq. 44. For inspection and tests on small samples; the estimators
     never form this n x n matrix.
 
     Parameters
@@ -108,7 +108,7 @@ def log_kernel_matrix(scores: Array, bandwidth: float, *, clip: float = 1e-7) ->
 
     Examples
     --------
-    The hand-checkable example of conventions.md §5.6 (h = 1):
+    The hand-checkable example of docs/conventions.md §5.6 (h = 1):
 
     >>> import numpy as np
     >>> from calipers.dirichlet_kernel import log_kernel_matrix
@@ -141,7 +141,7 @@ def _kernel_map(
 
     ``E[a, j] = w_j k(g_i; alpha_j) / exp(m_a)`` for the block's rows ``i`` (the
     diagonal removed with ``leave_one_out``), ``m`` the row maxima of the
-    log-kernel (the LogSumExp shift of seed 003 App. E.1). ``rows`` selects the
+    log-kernel (the LogSumExp shift of Popordanoska et al. (2024) App. E.1). ``rows`` selects the
     evaluation rows (default: all). NumPy blocks run on a thread pool (NumPy
     releases the GIL in matrix products and ufuncs); PyTorch blocks run in turn
     (PyTorch threads its own kernels).
@@ -201,20 +201,20 @@ def _kernel_map(
 class DirichletKernel:
     """Leave-one-out Dirichlet (Beta for 1-D scores) kernel regression.
 
-    Seed 003 eq. 11-12 with the leave-one-out sums of eq. 15 and the log-space
+    Popordanoska et al. (2024) eq. 11-12 with the leave-one-out sums of eq. 15 and the log-space
     evaluation of App. E.1. An estimator of E[target | score] for the
     calibration-error pipeline: ``calibration_error(..., estimator=DirichletKernel(h))``
     applies the divergence to ``(r_i, g_i)`` at every sample and averages with
-    the sample weights (seed 003 eq. 9).
+    the sample weights (Popordanoska et al. (2024) eq. 9).
 
     Parameters
     ----------
     bandwidth : float, default 0.02
-        ``h > 0``; ``alpha_j = g_j / h + 1``. 0.02 is the value seed 003 used for
+        ``h > 0``; ``alpha_j = g_j / h + 1``. 0.02 is the value Popordanoska et al. (2024) used for
         its CIFAR tables; :func:`select_bandwidth` chooses one by leave-one-out
         likelihood.
     leave_one_out : bool, default True
-        Exclude sample i from its own estimate (seed 003 eq. 15).
+        Exclude sample i from its own estimate (Popordanoska et al. (2024) eq. 15).
     clip : float, default 1e-7
         Scores are clamped to ``[clip, 1 - clip]`` inside the kernel.
     block_size : int, optional
@@ -226,7 +226,7 @@ class DirichletKernel:
     >>> from calipers import DirichletKernel
     >>> g = np.array([[.8, .2], [.6, .4], [.3, .7]])
     >>> y = np.array([[1., 0.], [1., 0.], [0., 1.]])
-    >>> DirichletKernel(1.0).regress(g, y, None).round(6).tolist()   # conventions.md §5.6
+    >>> DirichletKernel(1.0).regress(g, y, None).round(6).tolist()   # docs/conventions.md §5.6
     [[0.609238, 0.390762], [0.538724, 0.461276], [1.0, 0.0]]
     """
 
@@ -299,7 +299,7 @@ def loo_log_likelihood(
     """Leave-one-out log-likelihood of the Dirichlet kernel density estimate.
 
     ``L(h) = sum_i w_i log( sum_{j != i} w_j k_h(g_i; alpha_j) / sum_{j != i} w_j )``
-    (seed 003 bandwidth objective, conventions.md §5.5: with unit weights
+    (Popordanoska et al. (2024) bandwidth objective, docs/conventions.md §5.5: with unit weights
     ``sum_i [LogSumExp_{j != i} log k_ij - log(n - 1)]``).
 
     Parameters
@@ -363,10 +363,10 @@ def select_bandwidth(
     clip: float = 1e-7,
     seed: int = 0,
 ) -> float:
-    """Bandwidth maximising the leave-one-out likelihood (seed 003 §7, App. E).
+    """Bandwidth maximising the leave-one-out likelihood (Popordanoska et al. (2024) §7, App. E).
 
-    The seed 003 code evaluates a fixed grid (``logspace(-5, -1, 50)`` and five
-    larger values; conventions.md §5.5). Here the objective
+    The Popordanoska et al. (2024) code evaluates a fixed grid (``logspace(-5, -1, 50)`` and five
+    larger values; docs/conventions.md §5.5). Here the objective
     :func:`loo_log_likelihood` is evaluated on ``n_grid`` log-spaced values in
     ``bounds``, then refined by a bounded Brent search on ``log10 h`` between the
     best grid point's neighbours (to 0.001 in ``log10 h``). For long inputs the

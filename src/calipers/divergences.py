@@ -1,4 +1,4 @@
-"""Divergences d(E[target | score], score) between bin means (DESIGN.md pipeline).
+"""Divergences d(E[target | score], score) between bin means (the calipers pipeline).
 
 Every divergence is called on per-bin means, ``target`` (the estimate of
 E[T | S], "accuracy") and ``score`` (the mean score, "confidence"), both
@@ -10,8 +10,8 @@ which is how Lp calibration errors are defined (``(E|...|^p)^{1/p}``).
 A 1-D (Bernoulli) mean ``q`` stands for the two-point distribution
 ``[1 - q, q]``; every divergence below is written so that its scalar form is
 the usual one: ``tvd`` and ``l1`` give ``|a - b|``, ``squared_l2`` gives
-``(a - b)^2`` (not ``2 (a - b)^2``; conventions.md §5.4 explains where the
-factor 2 of seed 003's class-wise code comes from), ``kl`` the binary KL.
+``(a - b)^2`` (not ``2 (a - b)^2``; docs/conventions.md §5.4 explains where the
+factor 2 of Popordanoska et al.'s (2024) class-wise code comes from), ``kl`` the binary KL.
 
 Examples
 --------
@@ -65,8 +65,8 @@ class Lp(Divergence):
         The order (``p >= 1``).
     root : bool, default True
         Take the ``1/p`` root of the aggregated value, giving the Lp calibration
-        error ``(E |...|^p)^{1/p}`` (seed 004 Def. C.1); ``root=False`` gives the
-        "squared space" values seed 004's code reports (conventions.md §0.11).
+        error ``(E |...|^p)^{1/p}`` (Gruber & Buettner (2022) Def. C.1); ``root=False`` gives the
+        "squared space" values Gruber & Buettner's (2022) code reports (docs/conventions.md §0.11).
 
     Examples
     --------
@@ -96,7 +96,7 @@ class Lp(Divergence):
 
 @dataclass(frozen=True)
 class TVD(Divergence):
-    """Total variation distance ``1/2 ||target - score||_1`` (seed 001's default).
+    """Total variation distance ``1/2 ||target - score||_1`` (Kirchenbauer, Oaks & Heim's (2022) default).
 
     For a Bernoulli mean this is ``|a - b|`` (the TVD of ``[1-a, a]`` and
     ``[1-b, b]``), so top-label + TVD is Guo et al.'s ECE.
@@ -125,7 +125,7 @@ def _xlogy_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class KL(Divergence):
     """Kullback-Leibler divergence ``KL(target || score)``.
 
-    Seed 003 eq. 10 (CE_KL = E[KL(P(Y | g) || g)]); binary KL for Bernoulli
+    Popordanoska et al. (2024) eq. 10 (CE_KL = E[KL(P(Y | g) || g)]); binary KL for Bernoulli
     means. Infinite when a bin's mean score gives 0 to an outcome that occurs.
 
     Examples
@@ -146,7 +146,7 @@ class KL(Divergence):
 class Bregman(Divergence):
     """Bregman divergence ``D_F(t, s) = F(t) - F(s) - <grad F(s), t - s>``.
 
-    Seed 003 eq. 2 / seed 004 §2.3: the divergence of the proper score whose
+    Popordanoska et al. (2024) eq. 2 / Gruber & Buettner (2022) §2.3: the divergence of the proper score whose
     negative generalized entropy is the convex function ``F``. ``F`` and
     ``grad`` act row-wise on ``(B, d)`` arrays (``(B,)`` for Bernoulli means,
     where ``F`` receives the probability ``q`` of outcome 1).
@@ -171,7 +171,7 @@ class Bregman(Divergence):
 
 @dataclass(frozen=True)
 class InterInterval(Divergence):
-    """Inter-interval (Likert) distance of seed 001 eq. 7.
+    """Inter-interval (Likert) distance of Kirchenbauer, Oaks & Heim (2022) eq. 7.
 
     ``d_[l,h](g, y) = max(0, l - y_bar, y_bar - h)``: zero while the bin's mean
     target stays inside the category ``[low, high]``; depends only on the mean
@@ -196,7 +196,7 @@ class InterInterval(Divergence):
 
 @dataclass(frozen=True, eq=False)
 class Mahalanobis(Divergence):
-    """Generalized Mahalanobis distance ``sqrt((t - s) M (t - s)^T)`` (seed 001 eq. 11).
+    """Generalized Mahalanobis distance ``sqrt((t - s) M (t - s)^T)`` (Kirchenbauer, Oaks & Heim (2022) eq. 11).
 
     ``M`` must be symmetric positive semi-definite (checked with a tolerance of
     ``1e-10`` times its largest eigenvalue); ``M = I`` gives the L2 norm. For a

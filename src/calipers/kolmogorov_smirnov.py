@@ -1,11 +1,11 @@
-"""Kolmogorov-Smirnov calibration error (Gupta et al. 2021; seed 004 Def. C.2).
+"""Kolmogorov-Smirnov calibration error (Gupta et al. 2021; Gruber & Buettner (2022) Def. C.2).
 
 Binning-free: sort the top-label confidences and take the largest gap between
 the cumulative sums of confidences and of correctness,
 
     KS = max_i | sum_{j <= i} (conf_j - correct_j) | / n        (weights: / sum w)
 
-The order among tied confidences changes the value (conventions.md §4.4: 0.1375
+The order among tied confidences changes the value (docs/conventions.md §4.4: 0.1375
 with a stable sort, 0.15 with the other order of two tied 0.9's); calipers
 sorts stably, so tied rows keep their input order.
 """
@@ -33,8 +33,8 @@ def ks_calibration_error(
 ) -> Any:
     """Top-label Kolmogorov-Smirnov calibration error (Gupta et al. 2021).
 
-    Seed 004 Def. C.2 / App. C; computed as in conventions.md §4.4 with a
-    stable sort of the confidences. Seed 004's code reports the square of this
+    Gruber & Buettner (2022) Def. C.2 / App. C; computed as in docs/conventions.md §4.4 with a
+    stable sort of the confidences. Gruber & Buettner's (2022) code reports the square of this
     value ("squared space"); this function returns the value itself.
 
     Parameters

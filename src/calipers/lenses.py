@@ -1,4 +1,4 @@
-"""Lenses: which calibration condition is measured (seed 001 §3.2, §4.2).
+"""Lenses: which calibration condition is measured (Kirchenbauer, Oaks & Heim (2022) §3.2, §4.2).
 
 A lens maps validated predictions to one or more *slices* of (score, target)
 pairs. A slice whose scores are 1-D is a Bernoulli problem (score = a
@@ -9,13 +9,13 @@ yield one slice per class; the pipeline aggregates the per-slice errors.
 ===================  ========================================================
 lens                 scores -> targets
 ===================  ========================================================
-``top_label``        max_k p_k -> 1{argmax = y} (Guo et al. 2017; seed 001 eq. 2)
+``top_label``        max_k p_k -> 1{argmax = y} (Guo et al. 2017; Kirchenbauer, Oaks & Heim (2022) eq. 2)
 ``top_k(k)``         (p_(1), ..., p_(k), 1 - sum) -> (y at those classes, rest)
-                     (seed 001 eq. 4, with the remainder column)
+                     (Kirchenbauer, Oaks & Heim (2022) eq. 4, with the remainder column)
 ``classwise``        for every class c: p_c -> 1{y = c} (one slice per class)
-``single_class(c)``  p_c -> 1{y = c} (seed 001 App. A.1)
+``single_class(c)``  p_c -> 1{y = c} (Kirchenbauer, Oaks & Heim (2022) App. A.1)
 ``canonical``        the whole vector p -> one-hot(y) (the "full" condition)
-``grouping(G)``      group sums of p -> group one-hot (seed 001 eq. 5-6)
+``grouping(G)``      group sums of p -> group one-hot (Kirchenbauer, Oaks & Heim (2022) eq. 5-6)
 ``binary``           P(y = 1) -> 1{y = 1} (positive-class reliability)
 ===================  ========================================================
 
@@ -120,7 +120,7 @@ def _onehot(labels: Array, k: int, like: Array) -> Array:
 def top_label(P: Predictions) -> Iterator[LensSlice]:
     """Top-label (confidence) lens: max probability vs correctness.
 
-    Seed 001 eq. 2 / Guo et al. (2017). Ties in the arg-max go to the lowest
+    Kirchenbauer, Oaks & Heim (2022) eq. 2 / Guo et al. (2017). Ties in the arg-max go to the lowest
     class index; a binary ``p`` is read as ``[1 - p, p]``.
 
     Examples
@@ -162,7 +162,7 @@ def top_label_arrays(P: Predictions) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def top_k(k: int) -> Lens:
-    """Top-k lens of seed 001 eq. 4, with the remainder column.
+    """Top-k lens of Kirchenbauer, Oaks & Heim (2022) eq. 4, with the remainder column.
 
     Scores are the ``k`` largest probabilities in decreasing order (ties: lower
     class index first) followed by ``1 - sum``; targets are the one-hot label at
@@ -238,7 +238,7 @@ def classwise(P: Predictions) -> Iterator[LensSlice]:
 
 
 def single_class(c: int) -> Lens:
-    """Lens on one class c: p_c vs 1{y = c} (seed 001 App. A.1).
+    """Lens on one class c: p_c vs 1{y = c} (Kirchenbauer, Oaks & Heim (2022) App. A.1).
 
     Examples
     --------
@@ -264,7 +264,7 @@ def single_class(c: int) -> Lens:
 def canonical(P: Predictions) -> Iterator[LensSlice]:
     """Canonical (full) lens: the whole probability vector vs one-hot(y).
 
-    The "full" calibration condition P(Y | g(X)) = g(X) (seed 001 eq. 1).
+    The "full" calibration condition P(Y | g(X)) = g(X) (Kirchenbauer, Oaks & Heim (2022) eq. 1).
 
     Examples
     --------
@@ -278,7 +278,7 @@ def canonical(P: Predictions) -> Iterator[LensSlice]:
 
 
 def grouping(groups: Sequence[Sequence[int]]) -> Lens:
-    """Grouping lens of seed 001 eq. 5-6: probabilities and labels summed per group.
+    """Grouping lens of Kirchenbauer, Oaks & Heim (2022) eq. 5-6: probabilities and labels summed per group.
 
     ``groups`` must partition the classes ``0..k-1`` (checked).
 

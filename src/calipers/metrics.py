@@ -91,8 +91,8 @@ def ece(
     ``ECE = sum_b (n_b / n) |acc_b - conf_b|`` over non-empty bins, with the
     confidence ``max_k p_k``, the accuracy ``1{argmax = y}`` (ties in the
     arg-max go to the lowest class), and ``n_bins`` equal-width bins. The
-    default edge rule ``(lo, hi]`` is Guo et al.'s and the seed 003/004 code's
-    (conventions.md §2); edges are exact in the input's dtype.
+    default edge rule ``(lo, hi]`` is Guo et al.'s and the Popordanoska et al. 2024 / Gruber & Buettner 2022 code's
+    (docs/conventions.md §2); edges are exact in the input's dtype.
 
     Parameters
     ----------
@@ -187,8 +187,8 @@ def rmsce(
     """Root-mean-square calibration error of the top label (Nixon et al. 2019).
 
     ``sqrt(sum_b (n_b / n) (acc_b - conf_b)^2)`` with equal-mass bins by the
-    seed 002 code's rule (robustness_metrics ``rmsce``: adaptive, max-prob,
-    L2; conventions.md §3.2) and the weights *not* squared (the ≥ Oct-2020
+    Nixon et al. (2019) code's rule (robustness_metrics ``rmsce``: adaptive, max-prob,
+    L2; docs/conventions.md §3.2) and the weights *not* squared (the ≥ Oct-2020
     semantics; older uncertainty-metrics releases squared them). The
     robustness_metrics registration uses ``n / 100`` bins; pass
     ``n_bins=len(y) // 100`` for that, or ``estimator=EqualWidth(15)`` for
@@ -207,7 +207,7 @@ def rmsce(
     --------
     >>> import calipers as cp
     >>> P = [[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]]
-    >>> round(cp.rmsce(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # conventions.md §3.4
+    >>> round(cp.rmsce(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/conventions.md §3.4
     0.326769
     """
     est = EqualMass(n_bins, "nixon") if estimator is None else estimator
@@ -237,7 +237,7 @@ def bin_averaged_ece(
     """Unweighted mean of ``|acc_b - conf_b|`` over non-empty top-label bins.
 
     This is netcal's "Average Calibration Error" (Neumann et al. 2018), the
-    quantity seed 000's tables print as "ACE" (conventions.md §7.3). It is
+    quantity Chidambaram & Ge's (2024) tables print as "ACE" (docs/conventions.md §7.3). It is
     **not** Nixon et al.'s adaptive calibration error (:func:`ace`); the name
     says what it is to avoid that confusion.
 
@@ -268,13 +268,13 @@ def bin_averaged_ece(
 
 
 def nixon_even_bins(n_bins: int = 15) -> FixedEdges:
-    """The equal-width bins of the seed 002 code, reproduced exactly.
+    """The equal-width bins of the Nixon et al. (2019) code, reproduced exactly.
 
     robustness_metrics / uncertainty-metrics use upper edges
     ``np.histogram_bin_edges([], n_bins, (0, 1))[1:]`` with ``np.digitize``:
     bins ``[lo, hi)`` on those float edges (so ``0.6000000000000001`` is an
     edge for 5 bins) and a score of exactly 1.0 in a bin of its own
-    (conventions.md §3.2). Used by :func:`sce`.
+    (docs/conventions.md §3.2). Used by :func:`sce`.
 
     Examples
     --------
@@ -320,7 +320,7 @@ def sce(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Static calibration error (Nixon et al. 2019, §4), as the seed 002 code computes it.
+    """Static calibration error (Nixon et al. 2019, §4), as the Nixon et al. (2019) code computes it.
 
     ``SCE = (1/K) sum_k sum_b (n_bk / N_k) |acc(b, k) - conf(b, k)|``: every
     class column is binned on its own with the code's equal-width bins
@@ -348,7 +348,7 @@ def sce(
     --------
     >>> import calipers as cp
     >>> P = [[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]]
-    >>> round(cp.sce(P, [0, 1, 0, 2, 0, 1], n_bins=5), 6)   # conventions.md §3.4
+    >>> round(cp.sce(P, [0, 1, 0, 2, 0, 1], n_bins=5), 6)   # docs/conventions.md §3.4
     0.095556
     """
     return _nixon(
@@ -366,7 +366,7 @@ def ace(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Adaptive calibration error (Nixon et al. 2019, §4), as the seed 002 code computes it.
+    """Adaptive calibration error (Nixon et al. 2019, §4), as the Nixon et al. (2019) code computes it.
 
     Class-wise, equal-mass ("adaptive") ranges by the code's rule
     (:class:`~calipers.binning.EqualMass` ``rule="nixon"``), entries ``p > 0``
@@ -374,7 +374,7 @@ def ace(
     ``1/(KR) sum_k sum_r |acc(r, k) - conf(r, k)|`` (unweighted over ranges);
     that equals the code only when every range holds exactly ``N/R`` entries,
     and differs under ties or when ``R`` does not divide ``N``
-    (conventions.md §3.1, §11.8).
+    (docs/conventions.md §3.1, §11.8).
 
     Parameters
     ----------
@@ -388,7 +388,7 @@ def ace(
     --------
     >>> import calipers as cp
     >>> P = [[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]]
-    >>> round(cp.ace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # conventions.md §3.4
+    >>> round(cp.ace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/conventions.md §3.4
     0.173333
     """
     return _nixon(probs, labels, EqualMass(n_bins, "nixon"), 0.0, sample_weight, logits, validate)
@@ -410,7 +410,7 @@ def tace(
     :func:`ace` computed only on entries ``p > threshold``; the paper gives no
     value, the code uses 0.01 (uncertainty-metrics; note robustness_metrics
     registers "tace" with the threshold ignored, i.e. equal to ACE —
-    conventions.md §0.4).
+    docs/conventions.md §0.4).
 
     Parameters
     ----------
@@ -424,7 +424,7 @@ def tace(
     --------
     >>> import calipers as cp
     >>> P = [[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]]
-    >>> round(cp.tace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # conventions.md §3.4
+    >>> round(cp.tace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/conventions.md §3.4
     0.177167
     """
     return _nixon(
@@ -449,7 +449,7 @@ def classwise_ece(
 
     ``reduction="mean"`` averages over classes (Nixon et al.'s SCE without
     the threshold; Kumar et al.'s marginal CE for p = 1); ``"sum"`` adds them,
-    as Kull et al. (2019) do (conventions.md §4.2). Kull et al.'s published
+    as Kull et al. (2019) do (docs/conventions.md §4.2). Kull et al.'s published
     values also use their own bins, ``np.digitize(p, linspace(0, 1, 15)) - 1``
     (14 bins of width 1/14 plus {1.0}); pass
     ``estimator=FixedEdges(np.r_[np.linspace(0, 1, 15), 1.0], closed="left")``
@@ -499,11 +499,11 @@ def top_k_ece(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Top-k ECE of seed 001 (eq. 4 lens, TVD, adaptive k-d tree bins).
+    """Top-k ECE of Kirchenbauer, Oaks & Heim (2022) (eq. 4 lens, TVD, adaptive k-d tree bins).
 
     The lens keeps the ``k`` largest probabilities and a remainder column;
     the estimate bins these (k + 1)-vectors with :class:`~calipers.binning.KDTree`
-    (``gamma`` = largest fraction of samples per bin; seed 001 App. B.4 uses
+    (``gamma`` = largest fraction of samples per bin; Kirchenbauer, Oaks & Heim (2022) App. B.4 uses
     0.1) and averages the TVD between bin-mean scores and bin-mean targets.
 
     Parameters
@@ -548,9 +548,9 @@ def full_ece(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Full (canonical) ECE of seed 001: whole probability vectors, k-d tree bins, TVD.
+    """Full (canonical) ECE of Kirchenbauer, Oaks & Heim (2022): whole probability vectors, k-d tree bins, TVD.
 
-    Estimates ``E TVD(P(Y | g(X)), g(X))`` (seed 001 eq. 12-13) with the
+    Estimates ``E TVD(P(Y | g(X)), g(X))`` (Kirchenbauer, Oaks & Heim (2022) eq. 12-13) with the
     adaptive binning of App. B (:class:`~calipers.binning.KDTree`).
 
     Parameters
@@ -593,7 +593,7 @@ def group_ece(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """ECE of the grouping lens (seed 001 eq. 5-6): calibration of group probabilities.
+    """ECE of the grouping lens (Kirchenbauer, Oaks & Heim (2022) eq. 5-6): calibration of group probabilities.
 
     Probabilities and one-hot labels are summed within each group of classes
     (the groups must partition the classes), then binned with the k-d tree and
@@ -642,10 +642,10 @@ def interval_calibration_error(
     logits: bool = False,
     validate: bool = True,
 ) -> np.ndarray:
-    """Per-interval (Likert) calibration errors of seed 001 §4.3 and §5.3.
+    """Per-interval (Likert) calibration errors of Kirchenbauer, Oaks & Heim (2022) §4.3 and §5.3.
 
     For every category ``[l, h]``: keep the samples whose score lies in
-    ``[l, h]`` (output selection, seed 001 §4.1), bin them, and average the
+    ``[l, h]`` (output selection, Kirchenbauer, Oaks & Heim (2022) §4.1), bin them, and average the
     inter-interval distance ``max(0, l - y_bar, y_bar - h)`` (eq. 7) of each
     bin, weighted by bin size over the samples in the interval. Error is
     incurred only where a bin's observed frequency leaves the category.
@@ -654,12 +654,12 @@ def interval_calibration_error(
     ----------
     probs, labels
         As in :func:`ece`.
-    intervals : sequence of (low, high), default low/medium/high of seed 001 §5.3
+    intervals : sequence of (low, high), default low/medium/high of Kirchenbauer, Oaks & Heim (2022) §5.3
     lens : {"auto", "top_label", "binary"}, default "auto"
         ``"auto"`` uses the positive-class probability for binary input and the
         top-label confidence otherwise.
     gamma : float, default 0.1
-        k-d tree bin fraction (seed 001 uses adaptive bins throughout).
+        k-d tree bin fraction (Kirchenbauer, Oaks & Heim (2022) uses adaptive bins throughout).
     estimator : Binning, optional
     {common}
 
@@ -713,12 +713,12 @@ def tce_p(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Binned top-label Lp calibration error TCE_p (seed 004 Def. C.1).
+    """Binned top-label Lp calibration error TCE_p (Gruber & Buettner (2022) Def. C.1).
 
     ``TCE_p = (E |f_C(X) - P(Y = C | f_C(X))|^p)^{1/p}`` with C the arg-max,
-    estimated with ``n_bins`` equal-width bins (seed 004's "100b TCE_2" is
+    estimated with ``n_bins`` equal-width bins (Gruber & Buettner's (2022) "100b TCE_2" is
     ``n_bins=100``). ``root=False`` returns the p-th power, the "squared space"
-    value seed 004's code reports (conventions.md §0.11). TCE_1 is the ECE.
+    value Gruber & Buettner's (2022) code reports (docs/conventions.md §0.11). TCE_1 is the ECE.
 
     Parameters
     ----------
@@ -763,10 +763,10 @@ def cwce_p(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Binned class-wise Lp calibration error CWCE_p (seed 004 Def. C.1).
+    """Binned class-wise Lp calibration error CWCE_p (Gruber & Buettner (2022) Def. C.1).
 
     ``CWCE_p = (sum_k E |f_k(X) - P(Y = k | f_k(X))|^p)^{1/p}`` — a *sum* over
-    classes, as in seed 004 (``sCWCE``; conventions.md §4.2), with ``n_bins``
+    classes, as in Gruber & Buettner (2022) (``sCWCE``; docs/conventions.md §4.2), with ``n_bins``
     equal-width bins per class.
 
     Parameters
@@ -813,10 +813,10 @@ def ce_p(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Binned canonical Lp calibration error CE_p (seed 004 §3, Def. of CE_p).
+    """Binned canonical Lp calibration error CE_p (Gruber & Buettner (2022) §3, Def. of CE_p).
 
     ``CE_p = (E ||f(X) - P(Y | f(X))||_p^p)^{1/p}`` with whole probability
-    vectors binned by the k-d tree of seed 001 (``gamma``).
+    vectors binned by the k-d tree of Kirchenbauer, Oaks & Heim (2022) (``gamma``).
 
     Parameters
     ----------

@@ -1,14 +1,14 @@
-"""Nadaraya-Watson kernel regression of a target on a 1-D score (seed 000 eq. 4.8).
+"""Nadaraya-Watson kernel regression of a target on a 1-D score (Chidambaram & Ge (2024) eq. 4.8).
 
-    m_hat(x) = sum_j w_j K_sigma(x - s_j) t_j / sum_j w_j K_sigma(x - s_j)      (seed 000 eq. 4.8)
+    m_hat(x) = sum_j w_j K_sigma(x - s_j) t_j / sum_j w_j K_sigma(x - s_j)      (Chidambaram & Ge (2024) eq. 4.8)
     p_hat(x) = sum_j w_j K_sigma(x - s_j) / sum_j w_j                         (its denominator as a KDE)
 
-Seed 000's eq. (4.8) as printed lacks the ``t_j`` (``y_i``) in the numerator, a
-typo (conventions.md §7.1); the formula above is what the text and the authors'
+Chidambaram & Ge's (2024) eq. (4.8) as printed lacks the ``t_j`` (``y_i``) in the numerator, a
+typo (docs/conventions.md §7.1); the formula above is what the text and the authors'
 code (sharpcal) compute. As in sharpcal, the sum runs over **all** points, the
 evaluation point itself included, unless ``leave_one_out=True``.
 
-Kernels (conventions.md §7.1, sharpcal ``kernels.py``), with ``u = x - s``:
+Kernels (docs/conventions.md §7.1, sharpcal ``kernels.py``), with ``u = x - s``:
 
 * ``"gaussian"``: ``K_sigma(u) = exp(-u^2 / (2 sigma^2)) / (sigma sqrt(2 pi))``;
 * ``"epanechnikov"``: ``K_sigma(u) = 3 / (4 sigma) (1 - (u / sigma)^2) 1{|u| <= sigma}``.
@@ -32,7 +32,7 @@ Two evaluation paths give the same numbers up to a measured tolerance:
     cancels in the ratio), so ``m_hat`` stays defined far from the data, where
     the raw kernel underflows to 0: it tends to the target of the nearest
     score, the limit of the formula. (The authors' code gets NaN there and
-    patches near-constant confidences by hand, conventions.md §7.1.)
+    patches near-constant confidences by hand, docs/conventions.md §7.1.)
 ``binned``
     linear binning of the weighted points onto a uniform grid of ``G`` nodes
     over ``[min(0, data), max(1, data)]`` (the mass of a point is split between
@@ -64,7 +64,7 @@ scores ``~ Beta(5, 2)``, targets ``~ Bernoulli(s^2)``, unit weights; evaluation
 at the scores, with and without leave-one-out, and on ``linspace(0, 1, 1001)``;
 max over 3 seeds): max |m_hat difference| 3.3e-8 (sigma = 0.05) and 2.3e-7
 (sigma = 0.01) for the Gaussian; 9.1e-6 and 5.3e-6 for the Epanechnikov
-kernel. The mean ``(m_hat(s_i) - s_i)^2`` (seed 000's d_CAL) differed by at
+kernel. The mean ``(m_hat(s_i) - s_i)^2`` (Chidambaram & Ge's (2024) d_CAL) differed by at
 most 3.2e-8 relative. Where the KDE is tiny (between ``1e-9`` and ``1e-6`` of
 its maximum, e.g. grid points below every confidence) the FFT's round-off
 adds about ``1e-16 / (relative density)``: 3.7e-7 was the largest difference
@@ -90,7 +90,7 @@ Examples
 >>> import numpy as np
 >>> from calipers.nadaraya_watson import NadarayaWatson
 >>> h = np.array([0.55, 0.6, 0.9, 0.95]); c = np.array([1.0, 0.0, 1.0, 1.0])
->>> NadarayaWatson(0.05).regress(h, c).round(6).tolist()      # conventions.md §7.1
+>>> NadarayaWatson(0.05).regress(h, c).round(6).tolist()      # docs/conventions.md §7.1
 [0.622459, 0.377541, 1.0, 1.0]
 """
 
@@ -129,7 +129,7 @@ _MIN_GRID = 16385
 def gaussian_kernel(u: Any, bandwidth: float = 0.05) -> np.ndarray:
     """Gaussian kernel ``K_sigma(u) = exp(-u^2 / (2 sigma^2)) / (sigma sqrt(2 pi))``.
 
-    Seed 000 §4.2 / App. H; sharpcal ``kernels.py`` (conventions.md §7.1).
+    Chidambaram & Ge (2024) §4.2 / App. H; sharpcal ``kernels.py`` (docs/conventions.md §7.1).
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def gaussian_kernel(u: Any, bandwidth: float = 0.05) -> np.ndarray:
 def epanechnikov_kernel(u: Any, bandwidth: float = 0.05) -> np.ndarray:
     """Epanechnikov kernel ``K_sigma(u) = 3/(4 sigma) (1 - (u/sigma)^2) 1{|u| <= sigma}``.
 
-    Seed 000 App. H.2; sharpcal ``kernels.py`` (conventions.md §7.1).
+    Chidambaram & Ge (2024) App. H.2; sharpcal ``kernels.py`` (docs/conventions.md §7.1).
 
     Parameters
     ----------
@@ -243,9 +243,9 @@ def _check_weights(weights: Any, n: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class NadarayaWatson:
-    """Nadaraya-Watson kernel regression on a 1-D score (seed 000 eq. 4.8, App. C-D).
+    """Nadaraya-Watson kernel regression on a 1-D score (Chidambaram & Ge (2024) eq. 4.8, App. C-D).
 
-    The estimator of ``E[target | score]`` behind seed 000's calibration-sharpness
+    The estimator of ``E[target | score]`` behind Chidambaram & Ge's (2024) calibration-sharpness
     diagrams and its consistent calibration-error estimator (Theorem C.4,
     eq. C.3); see the module docstring for the formulas, the exact and binned
     evaluation paths and their measured agreement.
@@ -253,11 +253,11 @@ class NadarayaWatson:
     Parameters
     ----------
     bandwidth : float, default 0.05
-        Kernel bandwidth ``sigma`` in score units (seed 000 §5).
+        Kernel bandwidth ``sigma`` in score units (Chidambaram & Ge (2024) §5).
     kernel : {"gaussian", "epanechnikov"}, default "gaussian"
     leave_one_out : bool, default False
         :meth:`regress` leaves sample ``i`` out of its own estimate. The default
-        (all points, self included) is seed 000's code (conventions.md §7.1).
+        (all points, self included) is Chidambaram & Ge's (2024) code (docs/conventions.md §7.1).
         NaN where no other sample is within the kernel's support (module
         docstring, "Numerical conventions").
     method : {"auto", "exact", "binned"}, default "auto"
@@ -333,7 +333,7 @@ class NadarayaWatson:
     # ------------------------------------------------------------------ public API
 
     def regress(self, scores: Any, targets: Any, weights: Any = None) -> np.ndarray:
-        """``E_hat[target | score = s_i]`` at every sample ``i`` (seed 000 eq. 4.8).
+        """``E_hat[target | score = s_i]`` at every sample ``i`` (Chidambaram & Ge (2024) eq. 4.8).
 
         Parameters
         ----------
@@ -399,7 +399,7 @@ class NadarayaWatson:
     def density(self, scores: Any, weights: Any, at: Any) -> np.ndarray:
         """Kernel density estimate ``p_hat(x) = sum_j w_j K_sigma(x - s_j) / sum_j w_j``.
 
-        The denominator of eq. (4.8) normalised to a density (seed 000 App. D,
+        The denominator of eq. (4.8) normalised to a density (Chidambaram & Ge (2024) App. D,
         ``p_hat_{h(X)}``; sharpcal's ``kde``). Not corrected at the ends of
         [0, 1]: mass within a few ``sigma`` of 0 or 1 partly leaks outside.
 

@@ -1,7 +1,7 @@
-"""Proper calibration errors CE_F with the Dirichlet kernel (seed 003).
+"""Proper calibration errors CE_F with the Dirichlet kernel (Popordanoska et al. (2024)).
 
 For a convex F (the negative generalized entropy of a proper score) the proper
-calibration error, refinement and sharpness are (seed 003 eq. 3-6)
+calibration error, refinement and sharpness are (Popordanoska et al. (2024) eq. 3-6)
 
     CE_F    = E[ D_F(E[Y | g(X)], g(X)) ]
     REF_F   = E[ -F(E[Y | g(X)]) ]
@@ -16,7 +16,7 @@ With ``r_i`` the leave-one-out Dirichlet-kernel estimate of E[Y | g(x_i)]
   REF = -mean_i F(r_i) (eq. 15).
 
 Both are consistent with bias O(1/n) (Prop. 5.1-5.2, App. B); at small n they
-differ and the via-risk form can be negative (conventions.md §5.6). Means are
+differ and the via-risk form can be negative (docs/conventions.md §5.6). Means are
 weighted by ``sample_weight``. ``F = <p, log p>`` gives CE_KL (eq. 10, the
 log-loss calibration error) and ``F = ||p||^2`` gives CE_2^2 (eq. 7, Brier).
 
@@ -24,10 +24,10 @@ Lenses: ``"canonical"`` (the whole vector, Dirichlet kernel), ``"classwise"``
 (each class one-vs-rest with the Beta kernel, App. D, averaged or summed over
 classes), ``"top_label"`` (confidence vs correctness, Beta kernel). For 1-D
 problems F acts on the probability q of the event; two conventions exist
-(conventions.md §4.2, §5.4): ``binary_f="scalar"`` uses App. D's F(q) = q^2
+(docs/conventions.md §4.2, §5.4): ``binary_f="scalar"`` uses App. D's F(q) = q^2
 (so the squared class-wise CE is the textbook mean_k E[(P(Y=k | g_k) - g_k)^2])
 and ``binary_f="two_point"`` applies the vector F to ``[1 - q, q]`` as the
-seed 003 code does (twice the textbook value for F = ||.||^2; identical for KL).
+Popordanoska et al. (2024) code does (twice the textbook value for F = ||.||^2; identical for KL).
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ class ProperCalibrationError:
     value : float or tensor
         The CE_F estimate chosen by ``method`` (``direct`` or ``via_risk``).
     direct : float or tensor
-        Seed 003 eq. 9 (>= 0).
+        Popordanoska et al. (2024) eq. 9 (>= 0).
     via_risk : float or tensor
-        Seed 003 eq. 14 (``risk - refinement``; may be negative at small n).
+        Popordanoska et al. (2024) eq. 14 (``risk - refinement``; may be negative at small n).
     refinement : float or tensor
         REF_F = -mean F(r_i), eq. 15.
     sharpness : float or tensor
@@ -229,7 +229,7 @@ def proper_calibration_error(
     logits: bool = False,
     validate: bool = True,
 ) -> ProperCalibrationError:
-    """Proper calibration error CE_F, refinement and sharpness (seed 003 eq. 3-15).
+    """Proper calibration error CE_F, refinement and sharpness (Popordanoska et al. (2024) eq. 3-15).
 
     Dirichlet-kernel (canonical) or Beta-kernel (class-wise, top-label)
     leave-one-out estimates of E[Y | g(X)] (eq. 11-12, 15), computed in log
@@ -252,20 +252,20 @@ def proper_calibration_error(
     bandwidth : float or "mle", default "mle"
         Kernel bandwidth h (``alpha = g / h + 1``). ``"mle"`` maximises the
         leave-one-out likelihood with :func:`calipers.select_bandwidth` (for
-        each class slice separately); seed 003 used fixed 0.02 for its CIFAR
+        each class slice separately); Popordanoska et al. (2024) used fixed 0.02 for its CIFAR
         tables.
     method : {"direct", "via_risk"}, default "direct"
-        Which estimator ``value`` holds (both are always returned). Seed 003
+        Which estimator ``value`` holds (both are always returned). Popordanoska et al. (2024)
         found the direct one better at small n (Fig. 2b).
     class_aggregate : {"mean", "sum"}, default "mean"
-        Class-wise lens: mean over classes (seed 003 App. D eq. 37) or sum
-        (seed 004 Def. C.1).
+        Class-wise lens: mean over classes (Popordanoska et al. (2024) App. D eq. 37) or sum
+        (Gruber & Buettner (2022) Def. C.1).
     binary_f : {"scalar", "two_point"}, default "scalar"
         For 1-D lenses: F of the event probability q (App. D), or F of the
-        2-vector ``[1 - q, q]`` (seed 003 code; doubles squared L2).
+        2-vector ``[1 - q, q]`` (Popordanoska et al. (2024) code; doubles squared L2).
     clip : float, default 1e-7
         Scores are clamped to ``[clip, 1 - clip]`` for the kernel and the
-        divergence, as in the seed 003 code (the Dirichlet kernel is undefined
+        divergence, as in the Popordanoska et al. (2024) code (the Dirichlet kernel is undefined
         on the simplex boundary).
     block_size : int, optional
         Rows per block of the kernel matrix.
@@ -280,7 +280,7 @@ def proper_calibration_error(
 
     Examples
     --------
-    The K = 3, n = 5 example of conventions.md §5.6 (h = 0.5):
+    The K = 3, n = 5 example of docs/conventions.md §5.6 (h = 0.5):
 
     >>> import numpy as np
     >>> import calipers as cp
@@ -343,7 +343,7 @@ def proper_calibration_error(
 
 
 def ce_kl(probs: Any, labels: Any, **kwargs: Any) -> Any:
-    """Kullback-Leibler calibration error CE_KL (seed 003 eq. 8, estimator eq. 10).
+    """Kullback-Leibler calibration error CE_KL (Popordanoska et al. (2024) eq. 8, estimator eq. 10).
 
     ``proper_calibration_error(probs, labels, divergence="kl", **kwargs).value``:
     canonical lens, Dirichlet kernel, bandwidth by leave-one-out likelihood,
@@ -353,14 +353,14 @@ def ce_kl(probs: Any, labels: Any, **kwargs: Any) -> Any:
     --------
     >>> import calipers as cp
     >>> g = [[.8, .2], [.6, .4], [.3, .7]]
-    >>> round(cp.ce_kl(g, [0, 0, 1], bandwidth=1.0), 6)    # conventions.md §5.6
+    >>> round(cp.ce_kl(g, [0, 0, 1], bandwidth=1.0), 6)    # docs/conventions.md §5.6
     0.435817
     """
     return proper_calibration_error(probs, labels, divergence="kl", **kwargs).value
 
 
 def ce_squared_l2(probs: Any, labels: Any, **kwargs: Any) -> Any:
-    """Squared L2 calibration error CE_2^2 (seed 003 eq. 7, estimator eq. 46).
+    """Squared L2 calibration error CE_2^2 (Popordanoska et al. (2024) eq. 7, estimator eq. 46).
 
     ``proper_calibration_error(probs, labels, divergence="squared_l2", **kwargs).value``.
 
@@ -368,7 +368,7 @@ def ce_squared_l2(probs: Any, labels: Any, **kwargs: Any) -> Any:
     --------
     >>> import calipers as cp
     >>> g = [[.8, .2], [.6, .4], [.3, .7]]
-    >>> round(cp.ce_squared_l2(g, [0, 0, 1], bandwidth=1.0), 6)    # conventions.md §5.6
+    >>> round(cp.ce_squared_l2(g, [0, 0, 1], bandwidth=1.0), 6)    # docs/conventions.md §5.6
     0.35343
     """
     return proper_calibration_error(probs, labels, divergence="squared_l2", **kwargs).value

@@ -1,7 +1,7 @@
-"""The standard report: calibration never alone (seed 000 §6).
+"""The standard report: calibration never alone (Chidambaram & Ge (2024) §6).
 
 A :class:`Report` holds, for one or many models (and, when asked, the same
-models after each recalibration method, seed 000 Table 1), the suite the
+models after each recalibration method, Chidambaram & Ge (2024) Table 1), the suite the
 papers say must be reported together:
 
 ==================  ==========================================================
@@ -12,15 +12,15 @@ column              what (function)
                     when a true class has probability 0 — reported, not hidden)
 ``brier``           multi-class Brier score, sum over classes
                     (:func:`calipers.brier`); also the calibration upper bound
-                    U_Brier of seed 004 Thm 4.3 / Example 4.4
-``rbs``             root Brier score, sqrt(U_Brier) (seed 004 §4)
+                    U_Brier of Gruber & Buettner (2022) Thm 4.3 / Example 4.4
+``rbs``             root Brier score, sqrt(U_Brier) (Gruber & Buettner (2022) §4)
 ``ece``             top-label ECE, 15 equal-width bins, L1 (Guo et al. 2017)
 ``ace``             Nixon et al.'s adaptive calibration error (15 ranges)
 ``smece``           SmoothECE (Błasiok & Nakkiran; :func:`calipers.smece`)
 ``ce_kl``           top-label CE_KL, Beta-kernel leave-one-out estimate
-                    (seed 003 eq. 10 on the confidence lens)
-``ce_l2sq``         top-label CE_2^2, same estimator (seed 003 eq. 7)
-``refinement_kl``   REF_KL of the same estimate (seed 003 eq. 15)
+                    (Popordanoska et al. (2024) eq. 10 on the confidence lens)
+``ce_l2sq``         top-label CE_2^2, same estimator (Popordanoska et al. (2024) eq. 7)
+``refinement_kl``   REF_KL of the same estimate (Popordanoska et al. (2024) eq. 15)
 ``ece_p_value``     p-value of the ECE under top-label calibration: the
                     correctness of every row is redrawn as
                     Bernoulli(confidence) ``null_resamples`` times (the
@@ -29,10 +29,10 @@ column              what (function)
 ==================  ==========================================================
 
 The kernel estimates are quadratic in n; rows beyond ``kernel_max_n`` are
-subsampled (seeded, without replacement) for them only, as seed 000 did for
+subsampled (seeded, without replacement) for them only, as Chidambaram & Ge (2024) did for
 its kernel estimates; the report's settings record this.
 
-Flags (seed 000 §3's pitfall, said by the report itself):
+Flags (Chidambaram & Ge (2024) §3's pitfall, said by the report itself):
 
 * a recalibrated row whose ECE is lower than its model's uncalibrated row while
   its NLL or Brier score is higher ("calibration error fell but the proper score
@@ -250,7 +250,7 @@ class Report:
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>"
             "<p>Accuracy, proper scores and calibration errors reported together "
-            "(seed 000 §6); lower is better except accuracy and the p-value.</p>"
+            "(Chidambaram & Ge (2024) §6); lower is better except accuracy and the p-value.</p>"
             f"{self._table_html()}<h2>Settings</h2><ul>{settings}</ul>"
             + (f'<h2>Figures</h2><div class="figures">{"".join(figs)}</div>' if figs else "")
             + "</body></html>\n"
@@ -400,8 +400,8 @@ def report(
 ) -> Report:
     """Compute the standard suite for every model (and every recalibration of it).
 
-    Seed 000 §6: report accuracy, a calibration error and the matching proper
-    score together; seed 000 Table 1 layout (rows = model x method) when
+    Chidambaram & Ge (2024) §6: report accuracy, a calibration error and the matching proper
+    score together; Chidambaram & Ge (2024) Table 1 layout (rows = model x method) when
     ``recalibrators`` are given.
 
     Parameters
@@ -423,7 +423,7 @@ def report(
     kernel_max_n : int, default 5000
         Rows used for the kernel estimates (seeded subsample beyond it).
     kernel_bandwidth : float, default 0.02
-        Beta-kernel bandwidth (seed 003's CIFAR value).
+        Beta-kernel bandwidth (Popordanoska et al.'s (2024) CIFAR value).
     figures : bool, default False
         Also draw, per row, the reliability diagram, the smooth reliability
         diagram and the calibration-sharpness diagram (needs matplotlib); they
@@ -592,5 +592,5 @@ def _flag(rows: list[ReportRow]) -> None:
                 what = " and ".join(COLUMNS[k] for k in worse)
                 r.flags.append(
                     f"calibration error fell (ECE {b.metrics['ece']:.4f} -> {r.metrics['ece']:.4f}) "
-                    f"but the proper score got worse ({what}): the seed 000 pitfall"
+                    f"but the proper score got worse ({what}): the Chidambaram & Ge (2024) pitfall"
                 )

@@ -1,4 +1,4 @@
-"""Proper scores and accuracy (seed 000 §2, seed 003 §3, seed 004 §2.3).
+"""Proper scores and accuracy (Chidambaram & Ge (2024) §2, Popordanoska et al. (2024) §3, Gruber & Buettner (2022) §2.3).
 
 The seeds insist that a calibration error is never reported alone: accuracy
 and a proper score go with it. Scores are averaged over samples (weighted by
@@ -9,10 +9,10 @@ computation stays in torch, so NLL and Brier are differentiable.
   equals the label.
 * :func:`nll` — negative log-likelihood ``-mean log p_y`` (the log score).
   Exact: from logits as ``logsumexp(z) - z_y`` when logits are given; ``+inf``
-  when a true-class probability is exactly 0 (as seed 000 Table 1 reports for
+  when a true-class probability is exactly 0 (as Chidambaram & Ge (2024) Table 1 reports for
   histogram binning and isotonic regression). Clipping only on request.
 * :func:`brier` — ``mean_i sum_k (p_ik - 1{y_i = k})^2`` (the multi-class
-  Brier score of seeds 000/003/004), or divided by K (``reduction="mean"``,
+  Brier score of Chidambaram & Ge 2024 / Popordanoska et al. 2024 / Gruber & Buettner 2022), or divided by K (``reduction="mean"``,
   as Kull et al. 2019 print it); for 1-D binary input ``mean (p - y)^2``.
 """
 
@@ -200,7 +200,7 @@ def brier(
         two-class sum.
     labels : array-like of shape (n,)
     reduction : {"sum", "mean"}, default "sum"
-        ``"sum"`` over classes (seeds 000, 003, 004; range [0, 2]) or ``"mean"``
+        ``"sum"`` over classes (Chidambaram & Ge (2024), 003, 004; range [0, 2]) or ``"mean"``
         over classes (the "Brier / K" that Kull et al. 2019 print).
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False

@@ -1,15 +1,15 @@
-"""Selection operators: which samples count (seed 001 §4.1).
+"""Selection operators: which samples count (Kirchenbauer, Oaks & Heim (2022) §4.1).
 
 A selection operator returns a boolean mask over the rows of a lensed slice.
 Several operators given together are combined with AND. They act after the
-lens (seed 001's default ``preselection=False``), on the lensed scores, so an
+lens (Kirchenbauer, Oaks & Heim's (2022) default ``preselection=False``), on the lensed scores, so an
 interval on the top-label confidence is written ``ScoreInterval(0.9, 1.0)``.
 
 * :class:`LabelSelection` — rows whose true label is in a set (``lambda_{y=c}``).
 * :class:`ScoreInterval` — rows whose lensed score (column ``dim`` for vector
   lenses) lies in an interval (``lambda_{g(x) > 0.95}`` and Likert intervals).
 * :func:`threshold` — scores strictly above ``eps``: the TACE rule of Nixon et
-  al. (2019), whose code keeps entries ``> threshold`` (conventions.md §3.2).
+  al. (2019), whose code keeps entries ``> threshold`` (docs/conventions.md §3.2).
 
 Examples
 --------
@@ -42,7 +42,7 @@ Selection = Callable[[LensSlice], Array]
 
 @dataclass(frozen=True)
 class LabelSelection:
-    """Keep rows whose true label is one of ``classes`` (seed 001 §4.1, lambda_{y=c}).
+    """Keep rows whose true label is one of ``classes`` (Kirchenbauer, Oaks & Heim (2022) §4.1, lambda_{y=c}).
 
     Examples
     --------
@@ -69,14 +69,14 @@ class LabelSelection:
 
 @dataclass(frozen=True)
 class ScoreInterval:
-    """Keep rows whose lensed score lies in ``[low, high]`` (seed 001 §4.1, §4.3).
+    """Keep rows whose lensed score lies in ``[low, high]`` (Kirchenbauer, Oaks & Heim (2022) §4.1, §4.3).
 
     Parameters
     ----------
     low, high : float
         Interval bounds.
     closed : {"both", "left", "right", "neither"}, default "both"
-        Which bounds are included (seed 001 selects ``g >= l`` and ``g <= h``).
+        Which bounds are included (Kirchenbauer, Oaks & Heim (2022) selects ``g >= l`` and ``g <= h``).
     dim : int, default 0
         Column of a vector lens to test (0 = the top probability of ``top_k``).
 

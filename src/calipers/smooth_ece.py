@@ -1,7 +1,7 @@
 """SmoothECE: kernel-smoothed calibration error (Błasiok & Nakkiran 2023).
 
 "Smooth ECE: principled reliability diagrams via kernel smoothing" (used in
-seed 000's tables and its App. G). The residual ``r_i = f_i - y_i`` of every
+Chidambaram & Ge's (2024) tables and its App. G). The residual ``r_i = f_i - y_i`` of every
 prediction is smoothed over the confidence axis with a Gaussian kernel
 reflected at 0 and 1,
 
@@ -15,11 +15,11 @@ and the calibration error at bandwidth ``s`` is the density-weighted mean of
 
 SmoothECE proper uses the bandwidth ``s*`` solving the fixed-point equation
 ``s* = smECE_{s*}`` (the bandwidth rule of Błasiok & Nakkiran 2023), found by
-bisection. Seed 000 reports it (Table 1, App. F tables, App. G Fig. 8) through
+bisection. Chidambaram & Ge (2024) reports it (Table 1, App. F tables, App. G Fig. 8) through
 ``relplot.smECE`` on the top-label confidences.
 
 The discretisation is the one of the authors' package ``relplot`` 1.0.3
-(conventions.md §0 item 8 and §6), so the numbers agree with
+(docs/conventions.md §0 item 8 and §6), so the numbers agree with
 ``relplot.smECE`` / ``relplot.smECE_sigma`` to rounding:
 
 * the kernel is evaluated on a grid of ``E = max(2000, round(20/s)) // 2 + 1``
@@ -286,9 +286,9 @@ def smece(
     The kernel-smoothed calibration error of the confidence ``max_k p_k``
     against the correctness ``1{argmax = y}``, with a Gaussian kernel
     reflected at 0 and 1 and the fixed-point bandwidth (Błasiok & Nakkiran
-    2023; seed 000 Table 1 and App. G report it via ``relplot.smECE``; the
+    2023; Chidambaram & Ge (2024) Table 1 and App. G report it via ``relplot.smECE``; the
     formulas are in the module docstring). Discretised exactly as
-    ``relplot`` 1.0.3 (see the module docstring and conventions.md §6), so
+    ``relplot`` 1.0.3 (see the module docstring and docs/conventions.md §6), so
     ``smece(P, y)`` equals ``relplot.smECE(*relplot.multiclass_logits_to_confidences(
     P, y, probs=True))`` up to rounding.
 
@@ -448,7 +448,7 @@ def smooth_reliability(
 
     The curves behind a SmoothECE reliability diagram: the kernel-smoothed
     accuracy, confidence, residual and density of the confidences, on the
-    kernel grid of relplot 1.0.3 (module docstring; conventions.md §6). The
+    kernel grid of relplot 1.0.3 (module docstring; docs/conventions.md §6). The
     smoothed grid values are computed by direct convolution here (every
     density value keeps full relative accuracy far from the data) and
     interpolated linearly to ``t``.

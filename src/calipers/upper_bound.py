@@ -1,7 +1,7 @@
-"""Calibration upper bound of a proper calibration error (seed 004 §4).
+"""Calibration upper bound of a proper calibration error (Gruber & Buettner (2022) §4).
 
 For a proper score ``S`` with generalized entropy ``g_S(Q) = E_{Y~Q} S(Q, Y)``,
-seed 004 (Gruber & Buettner 2022) defines the proper calibration error
+Gruber & Buettner (2022) (Gruber & Buettner 2022) defines the proper calibration error
 ``CE_S(f) = E[d_S(f(X), P_{Y|f(X)})]`` (Def. 4.2) and bounds it from above by
 
     U_S(f) = E[S(f(X), Y)] - inf_Q g_S(Q)    >=  CE_S(f)        (Theorem 4.3)
@@ -17,7 +17,7 @@ every vertex of the simplex, so ``U_S`` is simply the mean score:
 
 * Brier (Example 4.4): ``g(Q) = E_{Y~Q} ||Q - e_Y||^2 = 1 - ||Q||^2 >= 0`` with
   ``g(e_k) = 0``; ``U = mean_i sum_k (p_ik - 1{y_i = k})^2`` (the multi-class
-  Brier score, :func:`calipers.brier`). Its root is the RBS of seed 004.
+  Brier score, :func:`calipers.brier`). Its root is the RBS of Gruber & Buettner (2022).
 * log score: ``g(Q) = E_{Y~Q}[-log Q_Y] = -sum_k Q_k log Q_k``, the Shannon
   entropy. Every term ``-q log q`` is >= 0 on [0, 1] (with ``0 log 0 = 0``), so
   ``g >= 0``, and ``g(e_k) = 0``; hence ``inf g = 0`` and ``U = NLL``
@@ -63,9 +63,9 @@ def calibration_upper_bound(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Calibration upper bound ``U_S(f) = E[S(f(X), Y)] - inf_Q g_S(Q)`` (seed 004 Thm. 4.3).
+    """Calibration upper bound ``U_S(f) = E[S(f(X), Y)] - inf_Q g_S(Q)`` (Gruber & Buettner (2022) Thm. 4.3).
 
-    Seed 004 Theorem 4.3 and Example 4.4. For the Brier and the log score the
+    Gruber & Buettner (2022) Theorem 4.3 and Example 4.4. For the Brier and the log score the
     generalized entropy ``g_S`` is non-negative and vanishes at the vertices of
     the simplex, so ``inf g_S = 0`` and the bound is the mean score:
 
@@ -88,7 +88,7 @@ def calibration_upper_bound(
         Probabilities (or logits with ``logits=True``). For 1-D binary input
         the binary scores are used: ``mean (p - y)^2`` (half the two-column
         Brier sum, bounding the binary ``E[(P(Y=1 | p) - p)^2]``) and the
-        binary NLL. Pass ``[1 - p, p]`` columns for seed 004's two-class sum.
+        binary NLL. Pass ``[1 - p, p]`` columns for Gruber & Buettner's (2022) two-class sum.
     labels : array-like of shape (n,)
     score : {"brier", "log"}, default "brier"
     sample_weight : array-like of shape (n,), optional
@@ -125,11 +125,11 @@ def rbs(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Root Brier score, ``sqrt(mean_i sum_k (p_ik - 1{y_i = k})^2)`` (seed 004 "RBS").
+    """Root Brier score, ``sqrt(mean_i sum_k (p_ik - 1{y_i = k})^2)`` (Gruber & Buettner (2022) "RBS").
 
-    The square root of the Brier calibration upper bound ``U_BS`` (seed 004
+    The square root of the Brier calibration upper bound ``U_BS`` (Gruber & Buettner (2022)
     Theorem 4.3, Example 4.4 and §4 "root calibration upper bound"; as coded in
-    its ``experiments.py``, conventions.md §0 item 11 and §4.7). It bounds the
+    its ``experiments.py``, docs/conventions.md §0 item 11 and §4.7). It bounds the
     L2 calibration error ``CE_2 = sqrt(E||E[Y | f(X)] - f(X)||^2)`` from above,
     and is a consistent, asymptotically unbiased estimate of ``sqrt(U_BS)``.
 
@@ -137,7 +137,7 @@ def rbs(
     ----------
     probs : array-like of shape (n, k) or (n,)
         For 1-D binary input the binary Brier score ``mean (p - y)^2`` is used
-        (see :func:`calibration_upper_bound`); seed 004 sums over the two
+        (see :func:`calibration_upper_bound`); Gruber & Buettner (2022) sums over the two
         softmax columns, i.e. pass ``[1 - p, p]`` for its number.
     labels : array-like of shape (n,)
     sample_weight : array-like of shape (n,), optional
@@ -171,10 +171,10 @@ def recalibration_improvement(
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Estimated change of the calibration error by a recalibration (seed 004 Prop. 4.5).
+    """Estimated change of the calibration error by a recalibration (Gruber & Buettner (2022) Prop. 4.5).
 
     Returns ``U_S(h o f) - U_S(f)`` (``after - before``; negative means the
-    recalibration reduced the calibration error). By seed 004 Proposition 4.5,
+    recalibration reduced the calibration error). By Gruber & Buettner (2022) Proposition 4.5,
     **if the recalibration map h is injective** (temperature scaling, ETS,
     DIAG, ...), ``P(Y | h(f(X))) = P(Y | f(X))``, the generalized-entropy term of
     the score is unchanged and
@@ -185,7 +185,7 @@ def recalibration_improvement(
     the proper calibration error itself. For a non-injective map (histogram
     binning, isotonic regression, mapping everything to one vector) the
     equality does not hold in general: the difference then also contains the
-    loss of sharpness. Seed 004's improvement plots show the opposite sign,
+    loss of sharpness. Gruber & Buettner's (2022) improvement plots show the opposite sign,
     ``e(f) - e(h o f)``.
 
     Parameters
@@ -199,7 +199,7 @@ def recalibration_improvement(
         Brier: change of ``CE_2^2``; log: change of ``E[KL(P_{Y|f} || f)]``.
     root : bool, default False
         Return the difference of the roots, ``sqrt(U(h o f)) - sqrt(U(f))``
-        (for the Brier score: the RBS difference that seed 004 plots). The
+        (for the Brier score: the RBS difference that Gruber & Buettner (2022) plots). The
         exact identity of Prop. 4.5 holds for the unrooted difference only.
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False

@@ -15,15 +15,15 @@ function                               shows
 =====================================  ==================================================
 :func:`reliability_diagram`            binned accuracy per confidence bin, the gap to the
                                        diagonal, a histogram, optional Wilson/bootstrap
-                                       intervals, ECE (Guo et al. 2017; seed 000 Fig. 2)
+                                       intervals, ECE (Guo et al. 2017; Chidambaram & Ge (2024) Fig. 2)
 :func:`classwise_reliability_grid`     one reliability diagram per class (class-wise lens)
 :func:`calibration_sharpness_diagram`  kernel calibration curve, density-scaled sharpness
-                                       band, density, d_CAL / d_TOT (seed 000 §4.2, App. D)
+                                       band, density, d_CAL / d_TOT (Chidambaram & Ge (2024) §4.2, App. D)
 :func:`smooth_reliability_diagram`     SmoothECE curve with density-weighted width
                                        (Błasiok & Nakkiran 2023)
-:func:`top_k_bar_chart`                top-k ECE per k (seed 001 Fig. 1)
-:func:`group_bar_chart`                grouping lens, per true group (seed 001 Fig. 3)
-:func:`interval_diagram`               per-interval (Likert) errors and counts (seed 001
+:func:`top_k_bar_chart`                top-k ECE per k (Kirchenbauer, Oaks & Heim (2022) Fig. 1)
+:func:`group_bar_chart`                grouping lens, per true group (Kirchenbauer, Oaks & Heim (2022) Fig. 3)
+:func:`interval_diagram`               per-interval (Likert) errors and counts (Kirchenbauer, Oaks & Heim (2022)
                                        Figs. 5-6)
 =====================================  ==================================================
 

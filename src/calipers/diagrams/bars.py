@@ -1,6 +1,6 @@
-"""Bar charts of context-specific calibration errors (seed 001 Figures 1, 3, 5 and 6).
+"""Bar charts of context-specific calibration errors (Kirchenbauer, Oaks & Heim (2022) Figures 1, 3, 5 and 6).
 
-Seed 001 (the generalized ECE) compares models through several calibration
+Kirchenbauer, Oaks & Heim (2022) (the generalized ECE) compares models through several calibration
 errors at once: top-k ECEs next to the traditional ECE (its Fig. 1), the
 grouping lens with label selection per group (Fig. 3), and per-interval
 (Likert) errors with the inter-interval distance next to the number of test
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["top_k_bar_chart", "group_bar_chart", "interval_diagram", "DEFAULT_LIKERT"]
 
-#: The low / medium / high categories of seed 001 §5.3.
+#: The low / medium / high categories of Kirchenbauer, Oaks & Heim (2022) §5.3.
 DEFAULT_LIKERT: tuple[tuple[float, float], ...] = ((0.0, 0.33), (0.33, 0.66), (0.66, 1.0))
 
 
@@ -144,9 +144,9 @@ def top_k_bar_chart(
     logits: bool = False,
     validate: bool = True,
 ) -> Figure:
-    """Top-k calibration errors per k, one bar per model (seed 001 §5.1, Fig. 1).
+    """Top-k calibration errors per k, one bar per model (Kirchenbauer, Oaks & Heim (2022) §5.1, Fig. 1).
 
-    For each ``k`` the top-k ECE of seed 001 eq. 4 (:func:`calipers.top_k_ece`:
+    For each ``k`` the top-k ECE of Kirchenbauer, Oaks & Heim (2022) eq. 4 (:func:`calipers.top_k_ece`:
     the ``k`` largest probabilities and the remainder, adaptive k-d tree bins,
     TVD), optionally preceded by the "Traditional" ECE (:func:`calipers.ece`,
     15 equal-width bins) and followed by the full (canonical) ECE
@@ -162,7 +162,7 @@ def top_k_bar_chart(
     show_traditional : bool, default True
     show_full : bool, default False
     gamma : float, default 0.1
-        k-d tree bin fraction (seed 001 App. B).
+        k-d tree bin fraction (Kirchenbauer, Oaks & Heim (2022) App. B).
     estimator : Binning, optional
         Replaces the k-d tree for top-k and full ECE.
     ax : Axes, optional
@@ -229,9 +229,9 @@ def group_bar_chart(
     logits: bool = False,
     validate: bool = True,
 ) -> Figure:
-    """Calibration of groups of classes, overall and per true group (seed 001 §5.2, Fig. 3).
+    """Calibration of groups of classes, overall and per true group (Kirchenbauer, Oaks & Heim (2022) §5.2, Fig. 3).
 
-    The grouping lens of seed 001 eqs. 5-6 sums the probabilities (and
+    The grouping lens of Kirchenbauer, Oaks & Heim (2022) eqs. 5-6 sums the probabilities (and
     one-hot labels) within each group of classes; its ECE (k-d tree bins,
     TVD; :func:`calipers.group_ece`) is the bar "All". Then, for every group
     ``G``, the same error restricted by label selection to the samples whose
@@ -358,11 +358,11 @@ def interval_diagram(
     logits: bool = False,
     validate: bool = True,
 ) -> Figure:
-    """Per-interval (Likert) calibration errors and instances per interval (seed 001 Figs. 5-6).
+    """Per-interval (Likert) calibration errors and instances per interval (Kirchenbauer, Oaks & Heim (2022) Figs. 5-6).
 
     Top panel: for every category ``[l, h]`` the error of
     :func:`calipers.interval_calibration_error` - output selection
-    ``l <= s <= h`` (seed 001 §4.1) and the inter-interval distance
+    ``l <= s <= h`` (Kirchenbauer, Oaks & Heim (2022) §4.1) and the inter-interval distance
     ``max(0, l - y_bar, y_bar - h)`` of eq. 7 averaged over k-d tree bins - so
     a category incurs error only where a bin's observed frequency leaves the
     category; preceded by the "Trad." (:func:`calipers.ece`) and "Full"
@@ -375,7 +375,7 @@ def interval_diagram(
     ----------
     probs : array-like of shape (n, k) or (n,), or dict
     labels : array-like of shape (n,), optional
-    intervals : sequence of (low, high), default low/medium/high of seed 001 §5.3
+    intervals : sequence of (low, high), default low/medium/high of Kirchenbauer, Oaks & Heim (2022) §5.3
         ``((0, 0.33), (0.33, 0.66), (0.66, 1))``.
     interval_names : sequence of str, optional
         Default "Low", "Medium", "High" for the default intervals, else none

@@ -4,7 +4,7 @@ A reliability diagram (DeGroot & Fienberg 1983; Niculescu-Mizil & Caruana
 2005; Guo et al. 2017, Fig. 1) draws, for every bin of the scores, a bar as
 high as the observed frequency of the target in the bin (the *accuracy* for
 the top-label lens) next to the diagonal of perfect calibration. It is the
-picture of the histogram estimator behind ECE (seed 001 eq. 3; seed 000 §5.2
+picture of the histogram estimator behind ECE (Kirchenbauer, Oaks & Heim (2022) eq. 3; Chidambaram & Ge (2024) §5.2
 compares it with calibration-sharpness diagrams in its Fig. 2). The bars come
 from :func:`calipers.binned_statistics`, so they are exactly the bins that
 :func:`calipers.ece` (or :func:`calipers.calibration_error` with the same lens
@@ -268,16 +268,16 @@ def reliability_diagram(
     """Reliability diagram with the gap to the diagonal and a confidence histogram.
 
     Draws the histogram estimator of calibration (Guo et al. 2017, Fig. 1;
-    seed 000 §5.2, Fig. 2): for every non-empty bin a bar as high as the
+    Chidambaram & Ge (2024) §5.2, Fig. 2): for every non-empty bin a bar as high as the
     bin's observed frequency ``y_bar_B`` (the accuracy for the top-label
     lens), a hatched box between ``y_bar_B`` and the bin's mean score
     ``g_bar_B`` (the gap whose weighted mean ``sum_B |B|/N |y_bar_B - g_bar_B|``
-    is the ECE of seed 001 eq. 3), the dashed diagonal of perfect calibration
+    is the ECE of Kirchenbauer, Oaks & Heim (2022) eq. 3), the dashed diagonal of perfect calibration
     and, below on a shared axis, the number of samples per bin. Empty bins get
     no bar. The note (in the corner that hides the fewest bars) gives the ECE of the same bins
     (:func:`calipers.calibration_error` with ``divergence="l1"``; equal to
     :func:`calipers.ece` for the defaults) and, for the top-label lens, the
-    accuracy: calibration is not reported alone (seed 000 §3).
+    accuracy: calibration is not reported alone (Chidambaram & Ge (2024) §3).
 
     Parameters
     ----------
@@ -492,7 +492,7 @@ def classwise_reliability_grid(
     """A grid of per-class reliability diagrams (class-wise lens).
 
     For every class ``c`` the scores are ``p_c`` and the targets ``1{y = c}``
-    (the class-wise lens of Kull et al. 2019 and Nixon et al. 2019, seed 001
+    (the class-wise lens of Kull et al. 2019 and Nixon et al. 2019, Kirchenbauer, Oaks & Heim (2022)
     App. A.1); the bars are the per-bin frequencies of class ``c`` from
     :func:`calipers.binned_statistics` with ``lens="classwise"``, drawn as in
     :func:`reliability_diagram`. Each panel's note (``artists[0]``) is that class's binned L1

@@ -1,4 +1,4 @@
-"""Calibration-sharpness diagrams (seed 000 §4.2, App. D, Figures 1-2)."""
+"""Calibration-sharpness diagrams (Chidambaram & Ge (2024) §4.2, App. D, Figures 1-2)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def sharpness_note(cs: CalibrationSharpness, form: str = "sharpcal") -> str:
     """The metrics note of a calibration-sharpness panel: d_CAL, d_TOT (x 100), accuracy.
 
     ``form="sharpcal"`` prints ``cs.calibration_error_sharpcal`` (the authors'
-    code, what seed 000's figures show), ``"plugin"`` prints
+    code, what Chidambaram & Ge's (2024) figures show), ``"plugin"`` prints
     ``cs.calibration_error`` (eq. C.3).
 
     Examples
@@ -141,9 +141,9 @@ def calibration_sharpness_diagram(
     logits: bool = False,
     validate: bool = True,
 ) -> Figure:
-    """Calibration-sharpness diagram of one model or several side by side (seed 000 §4.2).
+    """Calibration-sharpness diagram of one model or several side by side (Chidambaram & Ge (2024) §4.2).
 
-    Each panel shows the three components of seed 000 §4.2 "Constructing and
+    Each panel shows the three components of Chidambaram & Ge (2024) §4.2 "Constructing and
     reading calibration-sharpness diagrams", computed by
     :func:`calipers.calibration_sharpness.calibration_sharpness` with the
     Nadaraya-Watson estimator of eq. (4.8):
@@ -183,7 +183,7 @@ def calibration_sharpness_diagram(
     labels : array-like of shape (n,), optional
         Needed unless every dict value carries its labels.
     bandwidth : float, default 0.05
-        Kernel bandwidth in confidence units (seed 000 §5; App. H).
+        Kernel bandwidth in confidence units (Chidambaram & Ge (2024) §5; App. H).
     divergence : {"brier", "kl"}, default "brier"
     kernel : {"gaussian", "epanechnikov"}, default "gaussian"
     calibration_form : {"sharpcal", "plugin"}, default "sharpcal"

@@ -21,7 +21,7 @@ new class probabilities::
   round to it). ``predict_proba`` reads
   the same kind of scores as ``fit`` did unless told otherwise.
 * ``accuracy_preserving`` (the arg-max never changes) and ``injective``
-  (different score vectors never map to the same output; seed 004 Prop. 4.5
+  (different score vectors never map to the same output; Gruber & Buettner (2022) Prop. 4.5
   needs it) are declared per method and checked by property tests.
 * ``to_json`` / ``from_json`` (and ``save`` / ``load``) store the class name,
   the parameters and the fitted state as plain JSON: nothing is pickled.

@@ -4,7 +4,7 @@ Alexandari, Kundaje and Shrikumar (2020), "Maximum likelihood with
 bias-corrected calibration is hard-to-beat at label shift adaptation" (ICML):
 temperature scaling plus one bias per class, fitted by the mean NLL with
 L-BFGS-B and the analytic gradient from ``T = 1, b = 0`` (their abstention
-package's ``TempScaling(bias_positions='all')``; conventions.md §10).
+package's ``TempScaling(bias_positions='all')``; docs/conventions.md §10).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class BiasCorrectedTemperatureScaling(Recalibrator):
       ``(z - z') / T = c 1``, i.e. iff ``z`` and ``z'`` differ by a constant,
       i.e. iff ``softmax(z) = softmax(z')``: the map ``p -> q`` is a bijection of
       the open simplex (its inverse is ``softmax(T (log q - b))``), the case of
-      seed 004 Prop. 4.5. Unlike vector scaling it ignores the logits' row
+      Gruber & Buettner (2022) Prop. 4.5. Unlike vector scaling it ignores the logits' row
       offsets.
 
     Parameters

@@ -2,7 +2,7 @@
 
 ``q = w0 softmax(z / t) + w1 softmax(z) + w2 / K``: a temperature-scaled
 prediction, the original one and the uniform distribution, mixed with weights
-on the probability simplex. Fitted as in the authors' code (conventions.md
+on the probability simplex. Fitted as in the authors' code (docs/conventions.md
 §10, Mix-n-Match ``ets_calibrate``): first t by the mean squared error, then
 the weights by the same mean squared error.
 """
@@ -25,10 +25,10 @@ _TOL = 1e-12
 
 @register
 class EnsembleTemperatureScaling(Recalibrator):
-    """Ensemble temperature scaling (Zhang et al. 2020), seed 004's ETS.
+    """Ensemble temperature scaling (Zhang et al. 2020), Gruber & Buettner's (2022) ETS.
 
     Output ``q_i = w0 softmax(z_i / t) + w1 softmax(z_i) + w2 / K``. The fit
-    follows the reference code exactly (conventions.md §10):
+    follows the reference code exactly (docs/conventions.md §10):
 
     1. ``t`` minimises the mean squared error over all ``n K`` entries,
        ``mean_{i,k} (softmax(z_i / t)_k - [y_i = k])^2`` (the reference fits t by
@@ -57,7 +57,7 @@ class EnsembleTemperatureScaling(Recalibrator):
       ``q - w2 / K`` is the gradient of ``Phi(x) = w0 t LSE(x / t) + w1 LSE(x)``,
       strictly convex on the logits modulo constants when ``w0 + w1 > 0``; the
       gradient of a strictly convex function is one-to-one, so ``p -> q`` is
-      one-to-one on the open simplex (seed 004 Prop. 4.5 counts ETS among the
+      one-to-one on the open simplex (Gruber & Buettner (2022) Prop. 4.5 counts ETS among the
       injective methods). Floating-point rounding can of course merge outputs
       that differ by less than the precision.
 

@@ -9,9 +9,9 @@ calibration scores in its bin. Two reductions of the multi-class problem:
 ``mode="one_vs_rest"`` (default)
     one binning per class ``k`` on the probability column ``p_k`` against the
     indicator ``1{y = k}``; the K values of a row are then divided by their sum
-    (``renormalize=True``), as netcal's ``HistogramBinning`` does in seed 000
-    (conventions.md §7.2 and §10, netcal ``HistogramBinning.py:155,279-280``).
-    NN_calibration's ``HistogramBinning(M=15)`` (seed 004) uses the same bins
+    (``renormalize=True``), as netcal's ``HistogramBinning`` does in Chidambaram & Ge (2024)
+    (docs/conventions.md §7.2 and §10, netcal ``HistogramBinning.py:155,279-280``).
+    NN_calibration's ``HistogramBinning(M=15)`` (Gruber & Buettner (2022)) uses the same bins
     without the renormalisation.
 ``mode="top_label"``
     one binning of the top-label confidence ``max_k p_k`` against the
@@ -24,12 +24,12 @@ calibration scores in its bin. Two reductions of the multi-class problem:
     class, with equal-mass bins).
 
 Empty bins: NN_calibration gives them the value 0, Kumar et al.'s
-``verified_calibration`` (and netcal 1.4) the bin midpoint (conventions.md
+``verified_calibration`` (and netcal 1.4) the bin midpoint (docs/conventions.md
 §10). calipers offers both (``empty="midpoint"``, the default, or ``empty="zero"``); the
 midpoint keeps a test score that falls in a bin never seen during fitting at
 roughly its own value instead of sending it to 0.
 
-netcal 1.4 (which seed 000 used) agrees with this class (``empty="midpoint"``)
+netcal 1.4 (which Chidambaram & Ge (2024) used) agrees with this class (``empty="midpoint"``)
 except for scores exactly on an edge ``j/B``: it fits with ``[lo, hi)`` bins
 (``scipy.stats.binned_statistic_dd``, after clipping the scores to
 ``[eps, 1 - eps]``) but predicts with ``(lo, hi]`` bins
@@ -38,7 +38,7 @@ its fit and in its prediction.
 
 The outputs take at most B distinct values per class and can be exactly 0 on
 the true class (a bin with no positives): the NLL of such predictions is
-infinite, which is why seed 000 Table 1 reports ``inf`` for HB.
+infinite, which is why Chidambaram & Ge (2024) Table 1 reports ``inf`` for HB.
 """
 
 from __future__ import annotations
@@ -112,13 +112,13 @@ class HistogramBinning(Recalibrator):
     ----------
     n_bins : int, default 15
         Number B of equal-width bins ``(lo, hi]`` on [0, 1] (15 as in Guo et
-        al. 2017, netcal and seed 000).
+        al. 2017, netcal and Chidambaram & Ge (2024)).
     mode : {"one_vs_rest", "top_label"}, default "one_vs_rest"
         Binning of every class column (then row renormalisation), or of the
         top-label confidence only.
     renormalize : bool, default True
         ``one_vs_rest`` only: divide each row of the K binned values by its sum
-        (netcal; seed 000). A row whose K values are all 0 becomes uniform
+        (netcal; Chidambaram & Ge (2024)). A row whose K values are all 0 becomes uniform
         (1/K). With ``False`` the raw one-vs-rest values are returned (they do
         not sum to 1: NN_calibration's convention). Ignored by ``top_label``
         (rows sum to 1 by construction) and for binary ``(n,)`` input.

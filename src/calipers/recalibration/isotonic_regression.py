@@ -6,7 +6,7 @@ least squares to the pairs ``(p_ik, 1{y_i = k})`` of the calibration split
 :func:`scipy.optimize.isotonic_regression`); a test row becomes
 ``(g_1(p_1), ..., g_K(p_K))``, divided by its sum when ``renormalize=True``.
 This is the construction of netcal's ``IsotonicRegression`` and of
-robustness_metrics that seed 000 Table 1 uses (conventions.md §7.2, §10: one
+robustness_metrics that Chidambaram & Ge (2024) Table 1 uses (docs/conventions.md §7.2, §10: one
 isotonic fit per class on the softmax columns, then rows renormalised).
 
 Fitting details (the scikit-learn ``IsotonicRegression`` conventions, which
@@ -20,8 +20,8 @@ exactly the fitted bin means). Outside the fitted range the end values are
 used (scikit-learn's ``out_of_bounds="clip"``). scikit-learn merges scores
 closer than about 1e-15; calipers merges only exact ties.
 
-Seed 003 fits a different variant (min-max-scaled scores, no
-renormalisation, outputs clamped to [1e-7, 1 - 1e-7]; conventions.md §10);
+Popordanoska et al. (2024) fits a different variant (min-max-scaled scores, no
+renormalisation, outputs clamped to [1e-7, 1 - 1e-7]; docs/conventions.md §10);
 with ``renormalize=False`` this class gives the unscaled, unclamped version.
 Outputs can be exactly 0 on the true class, so the NLL can be infinite (seed
 000 Table 1 reports ``inf`` for IR).
@@ -89,7 +89,7 @@ class IsotonicRegression(Recalibrator):
     Parameters
     ----------
     renormalize : bool, default True
-        Divide each row of the K fitted values by its sum (netcal; seed 000).
+        Divide each row of the K fitted values by its sum (netcal; Chidambaram & Ge (2024)).
         A row whose K values are all 0 becomes uniform (1/K). With ``False``
         the raw one-vs-rest values are returned (they need not sum to 1).
         Binary ``(n,)`` input has a single fit and no renormalisation.

@@ -71,8 +71,8 @@ class MatrixScaling(Recalibrator):
     the mean off-diagonal entry of column j, the constant = minus the mean of
     b), the profiled objective is minimised, and the fitted (W, b) is moved to
     that penalty-minimising representative: the same minimiser of L, found in
-    about as many iterations as without regularisation. seed 000's sharpcal fits the unregularised form with Adam
-    (conventions.md §10); a convex objective, so both reach the same map up to
+    about as many iterations as without regularisation. Chidambaram & Ge's (2024) sharpcal fits the unregularised form with Adam
+    (docs/conventions.md §10); a convex objective, so both reach the same map up to
     that optimiser's tolerance. Binary scores ``(n,)`` are read as the logits
     ``[0, z]``.
 
@@ -81,7 +81,7 @@ class MatrixScaling(Recalibrator):
     * ``accuracy_preserving``: False. A general W reorders the classes (only
       ``P W = a P`` with ``a > 0`` and a constant b, ``P = I - 11^T / k``, would
       not, and a fit does not produce that exactly).
-    * ``injective`` (from the fitted state; False before fitting): seed 004's
+    * ``injective`` (from the fitted state; False before fitting): Gruber & Buettner's (2022)
       one-to-one map ``p -> q`` of the open simplex, the method reading
       ``z = log p``. Predictions collide iff ``D = log p - log p'`` (0, or a
       vector that changes sign) solves ``P W D = 0``; so the map is injective

@@ -1,10 +1,10 @@
 """Mean replacement recalibration (MRR): a cautionary baseline, not a method to use.
 
-Seed 000 §3 ("mean replacement recalibration") and seed 004 Prop. D.2
+Chidambaram & Ge (2024) §3 ("mean replacement recalibration") and Gruber & Buettner (2022) Prop. D.2
 (``FlawedRecal``): the confidence of every prediction is replaced by the
 accuracy ``a`` measured on the calibration split; the predicted class gets
 ``a`` and each of the other ``K - 1`` classes gets ``(1 - a) / (K - 1)``
-(conventions.md §7.2). The prediction itself (the arg-max) is kept whenever
+(docs/conventions.md §7.2). The prediction itself (the arg-max) is kept whenever
 ``a > 1/K``.
 
 Why it is shipped: it drives every top-label calibration error (ECE, ACE,
@@ -12,15 +12,15 @@ SmoothECE, KS, MMCE, ...) to ``|a_test - a|``, i.e. to about zero, while
 throwing away all sharpness — every row has the same confidence — so proper
 scores (NLL, Brier) get much worse. The papers use it to show that a small
 calibration error alone says nothing about the quality of a recalibration.
-With test accuracy ``a_t`` the test scores have closed forms (seed 000,
-conventions.md §7.2)::
+With test accuracy ``a_t`` the test scores have closed forms (Chidambaram & Ge (2024),
+docs/conventions.md §7.2)::
 
     NLL   = -a_t log a - (1 - a_t) log((1 - a) / (K - 1))
     Brier = a_t (1 - a)^2 K / (K - 1) + (1 - a_t) [a^2 + (1 - b)^2 + (K - 2) b^2],
             b = (1 - a) / (K - 1)
     ECE   = |a_t - a|
 
-which reproduce the MRR rows of seed 000 Tables 1-6.
+which reproduce the MRR rows of Chidambaram & Ge (2024) Tables 1-6.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = ["MeanReplacement"]
 
 @register
 class MeanReplacement(Recalibrator):
-    """Mean replacement recalibration (seed 000 §3; seed 004 Prop. D.2 ``FlawedRecal``).
+    """Mean replacement recalibration (Chidambaram & Ge (2024) §3; Gruber & Buettner (2022) Prop. D.2 ``FlawedRecal``).
 
     **A cautionary baseline, not a recalibration method to use.** It makes
     ECE-type metrics (almost) zero while destroying sharpness: every output row

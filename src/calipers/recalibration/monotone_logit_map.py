@@ -4,7 +4,7 @@ The "diagonal" intra order-preserving family of Rahimi et al. (2020),
 "Intra order-preserving functions for calibration of multi-class neural
 networks" (NeurIPS), their DIAG method: one scalar, strictly increasing
 function applied to each logit of each row. Rahimi et al. parametrise phi by
-an unconstrained monotonic neural network (conventions.md §10); calipers uses
+an unconstrained monotonic neural network (docs/conventions.md §10); calipers uses
 a continuous piecewise-linear phi on a fixed grid of knots with positive
 slopes, which keeps the fit a convex problem.
 """
@@ -78,7 +78,7 @@ class MonotoneLogitMap(Recalibrator):
       order of the logits in every row, ties included (equal logits give equal
       values, larger ones larger values); up to floating-point rounding of
       logits closer than the precision.
-    * ``injective``: seed 004's one-to-one map ``p -> q`` of the open simplex
+    * ``injective``: Gruber & Buettner's (2022) one-to-one map ``p -> q`` of the open simplex
       (reading ``z = log p``): two outputs agree iff
       ``phi(log p'_k) - phi(log p_k)`` is one constant c for all k; a strictly
       increasing phi then makes every ``log p'_k - log p_k`` share the sign of

@@ -4,8 +4,8 @@ A recalibrator must be fitted on data it is not evaluated on. These helpers
 make the usual protocols reproducible without scikit-learn:
 
 * :func:`calibration_split_indices` / :func:`calibration_split`: a seeded,
-  label-stratified split into a calibration part and a test part (seed 000
-  uses a 20 % / 80 % split of the evaluation set, seed 004 and Kull et al.
+  label-stratified split into a calibration part and a test part (Chidambaram & Ge (2024)
+  uses a 20 % / 80 % split of the evaluation set, Gruber & Buettner (2022) and Kull et al.
   2019 a fixed validation / test split);
 * :func:`stratified_folds`: seeded, label-stratified K-fold assignment;
 * :func:`cross_val_predict_proba`: out-of-fold recalibrated probabilities —

@@ -2,9 +2,9 @@
 
 Guo et al. (2017) §4.2 ("vector scaling", the diagonal special case of matrix
 scaling); fitted here as in the abstention package of Alexandari et al. (2020)
-(conventions.md §10): mean NLL, L-BFGS-B with the analytic gradient, start
+(docs/conventions.md §10): mean NLL, L-BFGS-B with the analytic gradient, start
 ``w = 1, b = 0`` (the identity map), bounds ``w >= 0``, ``b`` free. Without the
-bias (``bias=False``) it is sharpcal's ``VectorScaler`` (seed 000).
+bias (``bias=False``) it is sharpcal's ``VectorScaler`` (Chidambaram & Ge (2024)).
 
 This module also holds the helpers that the other softmax-based scaling
 methods share (the NLL of ``softmax(A)`` with its gradient in ``A``, an
@@ -170,7 +170,7 @@ class VectorScaling(Recalibrator):
         d NLL / d b_k = mean_i (q_ik - [y_i = k]),    q_i = softmax(w * z_i + b),
 
     from ``w = 1, b = 0`` (the identity), with bounds ``w >= 0`` as in the
-    abstention package (Alexandari et al. 2020; conventions.md §10). The
+    abstention package (Alexandari et al. 2020; docs/conventions.md §10). The
     optimiser works in standardised coordinates (each logit column centred
     and scaled by its weighted mean and standard deviation on the calibration
     split; without bias only scaled), a change of variables that leaves the
@@ -187,8 +187,8 @@ class VectorScaling(Recalibrator):
       all ``w_k`` equal and positive and all ``b_k`` equal. Distinct positive
       weights can reorder classes (``z = (1, 0.9)``, ``w = (1, 2)``), and so
       can a bias. Binary ``(n,)`` input: iff ``w_1 > 0`` and ``b_1 = b_0``.
-    * ``injective``: seed 004's notion, a one-to-one map ``p -> q`` of the open
-      simplex, the method reading ``z = log p`` (seed 004 Prop. 4.5). With
+    * ``injective``: Gruber & Buettner's (2022) notion, a one-to-one map ``p -> q`` of the open
+      simplex, the method reading ``z = log p`` (Gruber & Buettner (2022) Prop. 4.5). With
       ``D = log p - log p'``, outputs collide iff ``w * D = c 1``; since ``D``
       must change sign unless 0, this is impossible iff at most one ``w_k`` is
       0 and the others share one sign (with ``w >= 0``: at most one zero
