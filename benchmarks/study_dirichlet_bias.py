@@ -10,8 +10,8 @@ Synthetic recipe of docs/conventions.md §5.7: u ~ Uniform(simplex_K), p1 = soft
 function of p1, so E[Y | p2] = p1 and the true canonical calibration errors are
 E[KL(p1 || p2)] and E[||p1 - p2||^2], computed here on 400 000 fresh draws (the
 Monte-Carlo standard error is printed). For each n the estimate (direct, eq. 9,
-canonical lens) is averaged over independent samples; the bandwidth follows seed
-003's n-schedule (docs/conventions.md §5.5: n <= 1000 -> 0.01, <= 5000 -> 0.001,
+canonical lens) is averaged over independent samples; the bandwidth follows
+Popordanoska et al.'s (2024) n-schedule (docs/conventions.md §5.5: n <= 1000 -> 0.01, <= 5000 -> 0.001,
 <= 10000 -> 0.0005) and, in a second column, the leave-one-out likelihood choice.
 Relative bias = (mean estimate - truth) / truth.
 """

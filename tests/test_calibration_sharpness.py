@@ -399,7 +399,9 @@ def test_brier_confidence_ce_consistency():
             f, y = _beta21_model(n, np.random.default_rng(seed))
             for form in vals:
                 vals[form].append(
-                    confidence_calibration_error(f, y, bandwidth=bw, form=form, method="binned")
+                    confidence_calibration_error(
+                        f, y, bandwidth=bw, form=form, method="binned", lens="top_label"
+                    )
                 )
         for form in vals:
             rel[form].append((np.mean(vals[form]) - true) / true)
@@ -433,7 +435,7 @@ def test_plugin_form_smoothing_limit():
     vals = []
     for seed in range(4):
         f, y = _beta21_model(100_000, np.random.default_rng(100 + seed))
-        vals.append(confidence_calibration_error(f, y, bandwidth=sigma))
+        vals.append(confidence_calibration_error(f, y, bandwidth=sigma, lens="top_label"))
     # SE of the mean of 4 estimates at n = 10^5 is about 1.5e-5 (5 % of the limit)
     assert abs(np.mean(vals) - limit_plugin) < 0.35 * limit_plugin
 
@@ -491,16 +493,45 @@ def test_kl_from_logits_matches_probs():
     np.testing.assert_allclose(a.conditional_divergence, b.conditional_divergence, rtol=1e-9)
 
 
-def test_binary_input_uses_two_class_divergence():
+def test_binary_input_top_label_lens_uses_two_class_divergence():
     rng = np.random.default_rng(1)
     p = rng.random(500)
     y = (rng.random(500) < p).astype(int)
-    r = calibration_sharpness(p, y)
+    r = calibration_sharpness(p, y, lens="top_label")
     assert abs(r.total_divergence - 2 * cp.brier(p, y)) < 1e-12
     full = np.stack([1 - p, p], axis=1)
     assert abs(r.calibration_error - confidence_calibration_error(full, y)) < 1e-12
+    rk = calibration_sharpness(p, y, divergence="kl", lens="top_label")
+    assert abs(rk.total_divergence - cp.nll(p, y)) < 1e-12
+
+
+def test_binary_input_default_is_the_positive_class():
+    """1-D input: h = P(y = 1), target y; d_TOT the 1-D proper score; accuracy unchanged."""
+    from calipers.nadaraya_watson import NadarayaWatson
+
+    rng = np.random.default_rng(1)
+    p = rng.random(500)
+    y = (rng.random(500) < p**1.5).astype(int)
+    r = calibration_sharpness(p, y)
+    assert abs(r.total_divergence - np.mean((p - y) ** 2)) < 1e-12
+    assert r.accuracy == np.mean((p > 0.5) == y)
+    m = NadarayaWatson(0.05).regress(p, y.astype(float))
+    # eq. (C.3) with varphi(x) = x^2: mean(m^2 - h^2 - 2 h (y - h))
+    plugin = np.mean(m**2 - p**2 - 2 * p * (y - p))
+    assert abs(r.calibration_error - plugin) < 1e-9
+    assert abs(r.calibration_error_sharpcal - np.mean((m - p) ** 2)) < 1e-9
+    assert abs(confidence_calibration_error(p, y) - plugin) < 1e-9  # the plug-in form here
+    assert abs(_cce(p, y) - np.mean((m - p) ** 2)) < 1e-9
+    # the curve on the grid is the regression of y on p, not of correctness on max(p, 1 - p)
+    np.testing.assert_allclose(
+        r.calibration_curve[::100],
+        NadarayaWatson(0.05).regress_at(p, y.astype(float), None, r.grid[::100]),
+        atol=1e-7,
+    )
     rk = calibration_sharpness(p, y, divergence="kl")
     assert abs(rk.total_divergence - cp.nll(p, y)) < 1e-12
+    top = calibration_sharpness(p, y, lens="top_label")
+    assert abs(top.calibration_error_sharpcal - r.calibration_error_sharpcal) > 1e-3
 
 
 def test_leave_one_out_changes_only_dcal():

@@ -36,11 +36,13 @@ def test_binary_ece_on_long_input_matches_definition(dtype: type, weighted: bool
     conf = np.maximum(p, 1 - p)
     correct = ((p > 0.5) == (y == 1)).astype(np.float64)
     expected = _reference_ece(conf, correct, 15, w)
-    assert cp.ece(p, y, sample_weight=w) == pytest.approx(expected, rel=1e-10, abs=1e-13)
-    # the positive-class lens
+    got_top = cp.ece(p, y, sample_weight=w, lens="top_label")
+    assert got_top == pytest.approx(expected, rel=1e-10, abs=1e-13)
+    # the positive-class lens: the default for 1-D input
     expected_pos = _reference_ece(p, y.astype(np.float64), 15, w)
     got = cp.calibration_error(p, y, lens="binary", sample_weight=w)
     assert got == pytest.approx(expected_pos, rel=1e-10, abs=1e-13)
+    assert cp.ece(p, y, sample_weight=w) == got
 
 
 def test_chunked_statistics_equal_one_pass_counts() -> None:

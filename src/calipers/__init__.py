@@ -41,7 +41,16 @@ from .dirichlet_kernel import DirichletKernel, select_bandwidth
 from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
 from .kde_calibration_error import kde_bandwidth, kde_calibration_error
 from .kolmogorov_smirnov import ks_calibration_error
-from .lenses import canonical, classwise, grouping, single_class, top_k, top_label
+from .lenses import (
+    binary,
+    canonical,
+    classwise,
+    grouping,
+    single_class,
+    top_k,
+    top_label,
+    top_label_per_class,
+)
 from .metrics import (
     ace,
     bin_averaged_ece,
@@ -58,6 +67,7 @@ from .metrics import (
     tace,
     tce_p,
     top_k_ece,
+    top_label_ece,
 )
 from .mmce import mmce
 from .nadaraya_watson import NadarayaWatson
@@ -115,6 +125,8 @@ __all__ = [
     "InterInterval",
     "Mahalanobis",
     "top_label",
+    "top_label_per_class",
+    "binary",
     "top_k",
     "classwise",
     "single_class",
@@ -128,6 +140,7 @@ __all__ = [
     "mce",
     "rmsce",
     "bin_averaged_ece",
+    "top_label_ece",
     "sce",
     "ace",
     "tace",

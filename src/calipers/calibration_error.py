@@ -21,7 +21,9 @@ Aggregation
 
 ``class_aggregate`` combines slices (class-wise lenses): ``"mean"`` divides by
 the number of slices (Nixon et al.; Popordanoska et al. (2024)), ``"sum"`` adds them (Kull et al.
-2019; Gruber & Buettner (2022) Def. C.1). A slice left empty by a selection contributes 0.
+2019; Gruber & Buettner (2022) Def. C.1), ``"weighted"`` weights each slice by its
+total weight (Gupta & Ramdas 2021's top-label ECE, whose slices are the rows
+predicted as each class). A slice left empty by a selection contributes 0.
 Finally an Lp divergence with ``root`` raises the result to ``1/p``.
 """
 
@@ -150,17 +152,20 @@ def _kernel_calibration_error(
     weighted mean over samples, ``"max"`` the largest value.
     """
     values = []
+    slice_weights = []
     any_nonempty = False
     for sl in lens(P):
         if selection is not None:
             sl = sl.subset(selection(sl))
         if sl.n == 0:
             values.append(0.0)
+            slice_weights.append(0.0)
             continue
         any_nonempty = True
         s = as_float64_numpy(sl.scores)
         t = as_float64_numpy(sl.targets)
         w = None if sl.weights is None else as_float64_numpy(sl.weights)
+        slice_weights.append(float(len(s)) if w is None else float(np.sum(w)))
         r = np.asarray(as_float64_numpy(est.regress(s, t, w)))
         with np.errstate(invalid="ignore", divide="ignore"):
             d = np.asarray(div(r, s), dtype=np.float64)
@@ -174,17 +179,26 @@ def _kernel_calibration_error(
             )
     if not any_nonempty:
         raise CalibrationInputError("the selection left no samples to measure")
-    value = float(np.mean(values)) if class_aggregate == "mean" else float(np.sum(values))
+    value = _aggregate_slices(values, slice_weights, class_aggregate)
     if div.root is not None:
         value = value ** (1.0 / div.root)
     return value
+
+
+def _aggregate_slices(values: list[float], weights: list[float], how: str) -> float:
+    """Combine per-slice errors: mean, sum, or mean weighted by slice weight."""
+    if how == "mean":
+        return float(np.mean(values))
+    if how == "sum":
+        return float(np.sum(values))
+    return float(np.dot(values, weights) / np.sum(weights))
 
 
 def binned_statistics(
     probs: Any,
     labels: Any = None,
     *,
-    lens: str | Lens = "top_label",
+    lens: str | Lens = "auto",
     selection: Selection | Iterable[Selection] | None = None,
     estimator: Binning | None = None,
     sample_weight: Any = None,
@@ -220,12 +234,12 @@ def calibration_error(
     probs: Any,
     labels: Any = None,
     *,
-    lens: str | Lens = "top_label",
+    lens: str | Lens = "auto",
     selection: Selection | Iterable[Selection] | None = None,
     estimator: Binning | None = None,
     divergence: str | Divergence = "l1",
     aggregate: Aggregate = "weighted",
-    class_aggregate: Literal["mean", "sum"] = "mean",
+    class_aggregate: Literal["mean", "sum", "weighted"] = "mean",
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
@@ -243,8 +257,10 @@ def calibration_error(
         :func:`calipers.validation.check_predictions`.
     labels : array-like, shape (n,)
         True class indices.
-    lens : str or callable, default "top_label"
-        ``"top_label"``, ``"classwise"``, ``"canonical"``, ``"binary"``, or
+    lens : str or callable, default "auto"
+        ``"auto"`` (``"binary"`` for 1-D input, P(y = 1) against y;
+        ``"top_label"`` for ``(n, k)`` input), ``"top_label"``,
+        ``"classwise"``, ``"canonical"``, ``"binary"``, or
         :func:`~calipers.lenses.top_k`, :func:`~calipers.lenses.single_class`,
         :func:`~calipers.lenses.grouping`.
     selection : callable or list of callables, optional
@@ -260,8 +276,9 @@ def calibration_error(
         ``"kl"``, or an instance from :mod:`calipers.divergences`.
     aggregate : {"weighted", "mean", "max"}, default "weighted"
         How per-bin divergences are combined within a slice.
-    class_aggregate : {"mean", "sum"}, default "mean"
-        How slices (classes) are combined.
+    class_aggregate : {"mean", "sum", "weighted"}, default "mean"
+        How slices (classes) are combined: their mean, their sum, or their
+        mean weighted by each slice's total weight.
     sample_weight : array-like, shape (n,), optional
     logits : bool, default False
     validate : bool, default True
@@ -296,9 +313,9 @@ def calibration_error(
     )
     est = EqualWidth(15) if estimator is None else estimator
     div = get_divergence(divergence)
-    if class_aggregate not in ("mean", "sum"):
+    if class_aggregate not in ("mean", "sum", "weighted"):
         raise CalibrationInputError(
-            f"class_aggregate must be 'mean' or 'sum'; got {class_aggregate!r}"
+            f"class_aggregate must be 'mean', 'sum' or 'weighted'; got {class_aggregate!r}"
         )
     if hasattr(est, "regress"):
         return wrap_scalar(
@@ -308,8 +325,10 @@ def calibration_error(
             P.probs,
         )
     values = []
+    slice_weights = []
     any_nonempty = False
     for ss in _iter_slices(P, get_lens(lens), combine(selection), est):
+        slice_weights.append(ss.total_weight)
         if ss.total_weight <= 0:
             values.append(0.0)
             continue
@@ -320,7 +339,7 @@ def calibration_error(
         values.append(_aggregate_bins(d, st, ss.total_weight, aggregate))
     if not any_nonempty:
         raise CalibrationInputError("the selection left no samples to measure")
-    value = float(np.mean(values)) if class_aggregate == "mean" else float(np.sum(values))
+    value = _aggregate_slices(values, slice_weights, class_aggregate)
     if div.root is not None:
         value = value ** (1.0 / div.root)
     return wrap_scalar(value, P.probs)

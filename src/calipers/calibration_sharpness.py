@@ -47,7 +47,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backend import take_rows, to_numpy, wrap_scalar
-from .lenses import top_label_arrays
+from .lenses import lens_arrays, resolve_lens
 from .nadaraya_watson import _GAUSS_RADIUS, KernelName, MethodName, NadarayaWatson, _Data, _ratio
 from .validation import CalibrationInputError, Predictions, check_predictions
 
@@ -94,12 +94,12 @@ def _bregman_term(divergence: DivergenceName, m: Any, h: Any, c: Any) -> np.ndar
 
 
 def _check_kl_confidences(h: np.ndarray) -> None:
-    bad = h > 1.0
+    bad = (h > 1.0) | (h < 0.0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise CalibrationInputError(
             f"divergence='kl' needs confidences in [0, 1]; row {i} has {h[i]!r} "
-            "(inside the validation tolerance, but log(1 - h) is undefined); "
+            "(inside the validation tolerance, but log h or log(1 - h) is undefined); "
             "renormalise the probabilities first"
         )
 
@@ -154,6 +154,14 @@ def _full_divergence(P: Predictions, divergence: DivergenceName) -> np.ndarray:
     return np.asarray(sq - 2.0 * py + 1.0, dtype=np.float64)
 
 
+def _binary_divergence(p: np.ndarray, y: np.ndarray, divergence: DivergenceName) -> np.ndarray:
+    """Per-sample 1-D proper score of P(y = 1): ``(p - y)^2`` or ``-log p_y`` (nats)."""
+    if divergence == "brier":
+        return np.asarray((p - y) ** 2, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.asarray(-np.log(np.where(y == 1, p, 1.0 - p)), dtype=np.float64)
+
+
 # ----------------------------------------------------------------------------- the CE estimator
 
 
@@ -161,6 +169,7 @@ def confidence_calibration_error(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     divergence: DivergenceName = "brier",
     bandwidth: float = 0.05,
     kernel: KernelName = "gaussian",
@@ -218,6 +227,12 @@ def confidence_calibration_error(
     method : {"auto", "exact", "binned"}, default "auto"
         Evaluation path of the regression (exact double sum or FFT on a grid,
         within about 1e-7 of each other; see :mod:`calipers.nadaraya_watson`).
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: for 1-D input P(y = 1) the positive-class problem (``h`` is
+        P(y = 1), the target is ``y``), as every peer library reads binary
+        predictions; for ``(n, k)`` input the top-label confidence and
+        correctness of Chidambaram & Ge (2024). ``"top_label"`` forces the
+        confidence reading (``max(p, 1 - p)`` for 1-D input).
     sample_weight : array-like of shape (n,), optional
         Weights of the samples in the regression and in the mean.
     logits : bool, default False
@@ -263,7 +278,7 @@ def confidence_calibration_error(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    h, c, w = top_label_arrays(P)
+    h, c, w = lens_arrays(P, lens)
     if divergence == "kl":
         _check_kl_confidences(h)
     m = nw.regress(h, c, w)
@@ -370,6 +385,7 @@ def calibration_sharpness(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     divergence: DivergenceName = "brier",
     bandwidth: float = 0.05,
     kernel: KernelName = "gaussian",
@@ -417,6 +433,16 @@ def calibration_sharpness(
     leave_one_out : bool, default False
         For the two d_CAL values only (see :func:`confidence_calibration_error`).
     method : {"auto", "exact", "binned"}, default "auto"
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: for 1-D input P(y = 1) the positive-class problem (``h`` is
+        P(y = 1), the target is ``y``), as every peer library reads binary
+        predictions; for ``(n, k)`` input the top-label confidence and
+        correctness of Chidambaram & Ge (2024). With the binary lens
+        d_TOT is the 1-D proper score of P(y = 1), ``(p - y)^2`` or
+        ``-log p_y``, so that d_TOT = d_CAL + sharpness term holds as in the
+        top-label case, and ``accuracy`` is still the accuracy of the
+        predicted class. ``"top_label"`` forces the
+        confidence reading (``max(p, 1 - p)`` for 1-D input).
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
@@ -457,10 +483,16 @@ def calibration_sharpness(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    h, c, w = top_label_arrays(P)
+    use = resolve_lens(lens, P)
+    h, c, w = lens_arrays(P, use)
     if divergence == "kl":
         _check_kl_confidences(h)
-    loss = _full_divergence(P, divergence)
+    if use == "binary":
+        loss = _binary_divergence(h, c, divergence)
+        correct = lens_arrays(P, "top_label")[1]
+    else:
+        loss = _full_divergence(P, divergence)
+        correct = c
     finite = np.isfinite(loss)
     targets = np.stack([c, np.where(finite, loss, 0.0)], axis=1)
     data = _Data(nw, h, targets, w)
@@ -506,7 +538,7 @@ def calibration_sharpness(
         calibration_error=d_cal,
         calibration_error_sharpcal=d_cal_code,
         total_divergence=_weighted_mean(loss, w),
-        accuracy=_weighted_mean(c, w),
+        accuracy=_weighted_mean(correct, w),
         divergence=divergence,
         kernel=nw.kernel,
         bandwidth=nw.bandwidth,

@@ -151,7 +151,9 @@ def consistency_test(
         for PyTorch input).
     labels : array-like of shape (n,)
     statistic : callable, default :func:`calipers.ece`
-        ``statistic(probs, labels) -> float``, larger = less calibrated; any
+        ``statistic(probs, labels) -> float``, larger = less calibrated (the
+        default is the ECE of P(y = 1) for 1-D input and the top-label ECE for
+        ``(n, k)`` input, see :func:`calipers.ece`); any
         calipers metric works, e.g. ``functools.partial(cp.calibration_error,
         lens="classwise")``. With ``sample_weight`` it is called as
         ``statistic(probs, labels, sample_weight=w)``.

@@ -91,7 +91,7 @@ def debiased_calibration_error(
     probs: Any,
     labels: Any,
     *,
-    lens: Literal["top_label", "classwise", "binary"] | Lens = "top_label",
+    lens: Literal["auto", "top_label", "classwise", "binary"] | Lens = "auto",
     estimator: Binning | None = None,
     p: float = 2,
     method: Literal["unbiased", "normal"] = "unbiased",
@@ -130,8 +130,9 @@ def debiased_calibration_error(
     probs : array-like of shape (n, k) or (n,)
         Probabilities (binary: P(y = 1)), or logits with ``logits=True``.
     labels : array-like of shape (n,)
-    lens : {"top_label", "classwise", "binary"}, default "top_label"
-        ``"top_label"``: confidence vs correctness (Kumar's ``mode='top-label'``);
+    lens : {"auto", "top_label", "classwise", "binary"}, default "auto"
+        ``"auto"``: ``"binary"`` for 1-D input, ``"top_label"`` for ``(n, k)``
+        input. ``"top_label"``: confidence vs correctness (Kumar's ``mode='top-label'``);
         ``"classwise"``: every class column vs its indicator (Kumar's
         ``mode='marginal'``); ``"binary"``: P(y = 1) vs y, what Kumar's code
         computes for 1-D input. Any calipers lens with one score per sample
@@ -206,9 +207,9 @@ def debiased_calibration_error(
     """
     if method not in ("unbiased", "normal"):
         raise CalibrationInputError(f"method must be 'unbiased' or 'normal'; got {method!r}")
-    if isinstance(lens, str) and lens not in ("top_label", "classwise", "binary"):
+    if isinstance(lens, str) and lens not in ("auto", "top_label", "classwise", "binary"):
         raise CalibrationInputError(
-            f"lens must be 'top_label', 'classwise' or 'binary'; got {lens!r}"
+            f"lens must be 'auto', 'top_label', 'classwise' or 'binary'; got {lens!r}"
         )
     if class_aggregate not in ("mean", "sum"):
         raise CalibrationInputError(

@@ -25,8 +25,10 @@ into Gruber & Buettner's (2022) code as ``sKDECE``, which uses ``p = 2`` and rep
   grid point; both integrals are trapezoidal over the grid points in [0, 1].
 
 The two-class case of the authors' code measures P(y = 1) against 1{y = 1}; here
-that is ``lens="binary"`` (the default lens is the top label for every number of
-classes, so no two-column input changes meaning silently).
+that is ``lens="binary"``, the default for 1-D input P(y = 1) (``lens="auto"``).
+Two-column input stays top-label by default, as every ``(n, k)`` input, so no
+two-column file changes meaning silently; pass ``lens="binary"`` for the
+authors' two-column reading.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backend import to_numpy, wrap_scalar
-from .lenses import get_lens
+from .lenses import get_lens, resolve_lens
 from .validation import CalibrationInputError, check_positive, check_predictions
 
 __all__ = ["kde_calibration_error", "kde_bandwidth"]
@@ -48,12 +50,12 @@ _FLOOR = 1e-6  # below this in both densities the integrand is carried forward
 def _slice_arrays(
     probs: Any, labels: Any, lens: str, sample_weight: Any, logits: bool, validate: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
-    if lens not in ("top_label", "binary"):
-        raise CalibrationInputError(f"lens must be 'top_label' or 'binary'; got {lens!r}")
+    if lens not in ("auto", "top_label", "binary"):
+        raise CalibrationInputError(f"lens must be 'auto', 'top_label' or 'binary'; got {lens!r}")
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    sl = next(get_lens(lens)(P))
+    sl = next(get_lens(resolve_lens(lens, P))(P))
     c = np.asarray(to_numpy(sl.scores), dtype=np.float64).reshape(-1)
     t = np.asarray(to_numpy(sl.targets), dtype=np.float64).reshape(-1)
     w = (
@@ -127,7 +129,7 @@ def kde_bandwidth(
     probs: Any,
     labels: Any,
     *,
-    lens: Literal["top_label", "binary"] = "top_label",
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
@@ -143,7 +145,8 @@ def kde_bandwidth(
     ----------
     probs : array-like of shape (n, k) or (n,)
     labels : array-like of shape (n,)
-    lens : {"top_label", "binary"}, default "top_label"
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        As in :func:`kde_calibration_error`.
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
@@ -171,7 +174,7 @@ def kde_calibration_error(
     p: float = 1.0,
     root: bool = True,
     bandwidth: float | None = None,
-    lens: Literal["top_label", "binary"] = "top_label",
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
@@ -198,7 +201,8 @@ def kde_calibration_error(
         Kernel standard deviation in confidence units. Default
         :func:`kde_bandwidth` (``std`` of the correct rows' confidences times
         ``(2 n)^(-1/5)``).
-    lens : {"top_label", "binary"}, default "top_label"
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: ``"binary"`` for 1-D input, ``"top_label"`` for ``(n, k)``.
         ``"top_label"``: max probability vs correctness. ``"binary"``: P(y = 1) vs
         1{y = 1}, what the authors' code measures for two columns.
     sample_weight : array-like of shape (n,), optional

@@ -12,12 +12,12 @@ sorts stably, so tied rows keep their input order.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from ._backend import wrap_scalar
-from .lenses import top_label_arrays
+from .lenses import lens_arrays
 from .validation import check_predictions
 
 __all__ = ["ks_calibration_error"]
@@ -27,6 +27,7 @@ def ks_calibration_error(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
@@ -42,6 +43,11 @@ def ks_calibration_error(
     probs : array-like of shape (n, k) or (n,)
         Probabilities (binary: P(y = 1)); logits with ``logits=True``.
     labels : array-like of shape (n,)
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
+        scikit-learn, torchmetrics and netcal), the top-label confidence
+        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
+        confidence reading (``max(p, 1 - p)`` for 1-D input).
     sample_weight : array-like of shape (n,), optional
         The cumulative sums become weighted and are divided by the total weight.
     logits : bool, default False
@@ -63,7 +69,7 @@ def ks_calibration_error(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    c, r, w = top_label_arrays(P)
+    c, r, w = lens_arrays(P, lens)
     order = np.argsort(c, kind="stable")
     gaps = np.cumsum((w * (c - r))[order])
     return wrap_scalar(float(np.max(np.abs(gaps)) / w.sum()), P.probs)

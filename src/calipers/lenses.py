@@ -17,7 +17,24 @@ lens                 scores -> targets
 ``canonical``        the whole vector p -> one-hot(y) (the "full" condition)
 ``grouping(G)``      group sums of p -> group one-hot (Kirchenbauer, Oaks & Heim (2022) eq. 5-6)
 ``binary``           P(y = 1) -> 1{y = 1} (positive-class reliability)
+``top_label_per_class``  for every predicted class c: max_k p_k -> 1{y = c} on the
+                     rows predicted as c (Gupta & Ramdas 2021, one slice per
+                     predicted class)
+``auto``             ``binary`` for 1-D input (P(y = 1)), ``top_label`` for
+                     ``(n, k)`` input: the default of every preset
 ===================  ========================================================
+
+Binary input
+------------
+A 1-D ``probs`` vector holds P(y = 1). Every calipers metric reads it with the
+positive-class (``binary``) lens by default, P(y = 1) against y, as
+scikit-learn's ``calibration_curve``, torchmetrics' ``binary_calibration_error``,
+relplot's ``smECE`` and netcal (for two classes) do, and as the published
+numbers for binary data are computed. The top-label reading, ``max(p, 1 - p)``
+against correctness, is one argument away (``lens="top_label"``). The two are
+different quantities: over-confidence above 0.5 and under-confidence below it
+cancel in the top-label form. Two-column ``(n, 2)`` input stays top-label
+(Guo et al. 2017), as for any ``(n, k)``.
 
 Examples
 --------
@@ -34,7 +51,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,12 +64,16 @@ __all__ = [
     "Lens",
     "top_label",
     "top_label_arrays",
+    "top_label_per_class",
     "top_k",
     "classwise",
     "single_class",
     "canonical",
     "grouping",
     "binary",
+    "auto",
+    "lens_arrays",
+    "resolve_lens",
     "get_lens",
 ]
 
@@ -134,6 +155,36 @@ def top_label(P: Predictions) -> Iterator[LensSlice]:
     pred, conf = P.top_label()
     correct = _float_like(pred == P.labels, conf)
     yield LensSlice(conf, correct, P.labels, P.sample_weight, "top-label")
+
+
+def top_label_per_class(P: Predictions) -> Iterator[LensSlice]:
+    """Top-label lens conditioned on the predicted class (Gupta & Ramdas 2021).
+
+    One slice per class that is predicted at least once: the confidences of
+    the rows whose arg-max is ``c`` against ``1{y = c}``. Gupta & Ramdas's
+    top-label calibration asks ``P(Y = c | C = c, max p = s) = s`` for every
+    predicted class ``c`` and confidence ``s`` (their Def. 2), which the
+    plain top-label lens only asks on average over classes. Slices come in
+    class order; never-predicted classes have no slice.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions
+    >>> from calipers.lenses import top_label_per_class
+    >>> P = check_predictions(np.array([[.7, .2, .1], [.3, .6, .1], [.8, .1, .1]]), [0, 0, 2])
+    >>> [(s.name, s.scores.tolist(), s.targets.tolist()) for s in top_label_per_class(P)]
+    [('predicted class 0', [0.7, 0.8], [1.0, 0.0]), ('predicted class 1', [0.6], [0.0])]
+    """
+    whole = next(top_label(P))
+    pred_np = np.asarray(to_numpy(P.top_label()[0])).astype(np.int64, copy=False)
+    for c in np.unique(pred_np):
+        mask: Any = pred_np == c
+        if is_torch(whole.scores):
+            import torch
+
+            mask = torch.as_tensor(mask, device=whole.scores.device)
+        yield replace(whole.subset(mask), name=f"predicted class {int(c)}")
 
 
 def top_label_arrays(P: Predictions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -337,8 +388,93 @@ def binary(P: Predictions) -> Iterator[LensSlice]:
     yield LensSlice(p, _float_like(P.labels == 1, p), P.labels, P.sample_weight, "positive class")
 
 
+def auto(P: Predictions) -> Iterator[LensSlice]:
+    """The default lens: :func:`binary` for 1-D input, :func:`top_label` otherwise.
+
+    A 1-D ``probs`` vector is P(y = 1) and is scored against y, as every peer
+    library does (scikit-learn, torchmetrics, relplot, netcal); ``(n, k)``
+    input (``k >= 2``, two columns included) is scored top-label (Guo et al.
+    2017).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions
+    >>> from calipers.lenses import auto
+    >>> sl = next(auto(check_predictions(np.array([0.2, 0.9]), [1, 1])))
+    >>> sl.name, sl.scores.tolist(), sl.targets.tolist()
+    ('positive class', [0.2, 0.9], [1.0, 1.0])
+    >>> next(auto(check_predictions(np.array([[0.8, 0.2], [0.1, 0.9]]), [1, 1]))).name
+    'top-label'
+    """
+    return binary(P) if P.binary else top_label(P)
+
+
+def resolve_lens(
+    lens: str, P: Predictions, allowed: Sequence[str] = ("top_label", "binary")
+) -> str:
+    """Name of the lens a call uses: ``"auto"`` resolved against ``P``, others checked.
+
+    ``"auto"`` becomes ``"binary"`` for 1-D input and ``"top_label"``
+    otherwise; any other name must be in ``allowed`` (plus ``"auto"``), else a
+    :class:`CalibrationInputError` lists the choices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions
+    >>> resolve_lens("auto", check_predictions(np.array([0.3]), [0]))
+    'binary'
+    >>> resolve_lens("top_label", check_predictions(np.array([0.3]), [0]))
+    'top_label'
+    """
+    if isinstance(lens, str) and lens == "auto":
+        return "binary" if P.binary else "top_label"
+    if not isinstance(lens, str) or lens not in allowed:
+        choices = ", ".join(repr(a) for a in ("auto", *allowed))
+        raise CalibrationInputError(f"lens must be one of {choices}; got {lens!r}")
+    if lens == "binary" and P.n_classes != 2:
+        raise CalibrationInputError(
+            f"lens='binary' needs a binary problem (1-D P(y = 1) or two columns); probs has "
+            f"{P.n_classes} classes"
+        )
+    return lens
+
+
+def lens_arrays(P: Predictions, lens: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Float64 NumPy (score, target, weight) of a one-slice Bernoulli lens.
+
+    ``lens`` is ``"auto"`` (default), ``"binary"`` or ``"top_label"``; for
+    estimators that work on the whole sample rather than on bins (KS, MMCE,
+    SmoothECE, kernel regressions). Unit weights when none were given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers import check_predictions
+    >>> from calipers.lenses import lens_arrays
+    >>> P = check_predictions(np.array([0.3, 0.8]), [1, 0])
+    >>> [a.tolist() for a in lens_arrays(P)]                     # P(y = 1) vs y
+    [[0.3, 0.8], [1.0, 0.0], [1.0, 1.0]]
+    >>> [a.tolist() for a in lens_arrays(P, "top_label")]        # max(p, 1 - p) vs correct
+    [[0.7, 0.8], [0.0, 0.0], [1.0, 1.0]]
+    """
+    use = resolve_lens(lens, P)
+    sl = next(binary(P) if use == "binary" else top_label(P))
+    s = np.asarray(to_numpy(sl.scores), dtype=np.float64)
+    t = np.asarray(to_numpy(sl.targets), dtype=np.float64)
+    w = (
+        np.ones_like(s)
+        if sl.weights is None
+        else np.asarray(to_numpy(sl.weights), dtype=np.float64)
+    )
+    return s, t, w
+
+
 _NAMED: dict[str, Lens] = {
+    "auto": auto,
     "top_label": top_label,
+    "top_label_per_class": top_label_per_class,
     "classwise": classwise,
     "canonical": canonical,
     "binary": binary,
@@ -346,7 +482,7 @@ _NAMED: dict[str, Lens] = {
 
 
 def get_lens(lens: str | Lens | Any) -> Lens:
-    """Resolve a lens given by name (``"top_label"``, ``"classwise"``,
+    """Resolve a lens given by name (``"auto"``, ``"top_label"``, ``"classwise"``,
     ``"canonical"``, ``"binary"``) or as a callable.
 
     Examples

@@ -6,10 +6,12 @@ table below is the map from a name in the literature to the pipeline parts.
 =======================  =============  ===================================  ==========  ===========
 metric                   lens           estimator                            divergence  aggregate
 =======================  =============  ===================================  ==========  ===========
-:func:`ece`              top-label      EqualWidth(15), ``(lo, hi]``          L1          weighted
-:func:`mce`              top-label      EqualWidth(15)                       L1          max
-:func:`rmsce`            top-label      EqualMass(15, nixon)                 L2 (root)   weighted
-:func:`bin_averaged_ece` top-label      EqualWidth(15)                       L1          mean
+:func:`ece`              auto           EqualWidth(15), ``(lo, hi]``          L1          weighted
+:func:`mce`              auto           EqualWidth(15)                       L1          max
+:func:`rmsce`            auto           EqualMass(15, nixon)                 L2 (root)   weighted
+:func:`bin_averaged_ece` auto           EqualWidth(15)                       L1          mean
+:func:`top_label_ece`    per predicted  EqualWidth(15)                       L1          weighted, weighted over
+                         class                                                           predicted classes
 :func:`sce`              class-wise     Nixon's even bins, ``p > 0``          L1          weighted, mean over classes
 :func:`ace`              class-wise     EqualMass(15, nixon), ``p > 0``       L1          weighted, mean over classes
 :func:`tace`             class-wise     EqualMass(15, nixon), ``p > 0.01``    L1          weighted, mean over classes
@@ -18,10 +20,16 @@ metric                   lens           estimator                            div
 :func:`full_ece`         canonical      KDTree(0.1)                          TVD         weighted
 :func:`group_ece`        grouping       KDTree(0.1)                          TVD         weighted
 :func:`interval_calibration_error`  top-label/binary, ``l <= s <= h``  KDTree(0.1)  inter-interval  weighted
-:func:`tce_p`            top-label      EqualWidth(15)                       Lp (root)   weighted
+:func:`tce_p`            auto           EqualWidth(15)                       Lp (root)   weighted
 :func:`cwce_p`           class-wise     EqualWidth(15)                       Lp (root)   weighted, sum over classes
 :func:`ce_p`             canonical      KDTree(0.1)                          Lp (root)   weighted
 =======================  =============  ===================================  ==========  ===========
+
+"auto" is the positive-class (binary) lens for 1-D input, P(y = 1) against y,
+as scikit-learn, torchmetrics, relplot and netcal read binary predictions, and
+the top-label lens (confidence against correctness, Guo et al. 2017) for
+``(n, k)`` input, two columns included; ``lens="top_label"`` or
+``lens="binary"`` chooses one explicitly.
 
 Every metric accepts ``sample_weight``, ``logits=True`` and ``validate=False``
 (see :func:`calipers.validation.check_predictions`) and returns a float (a 0-d
@@ -40,13 +48,14 @@ from .calibration_error import calibration_error
 from .divergences import TVD, InterInterval, Lp
 from .lenses import grouping, top_k
 from .selection import ScoreInterval, threshold
-from .validation import check_predictions
+from .validation import CalibrationInputError, check_predictions
 
 __all__ = [
     "ece",
     "mce",
     "rmsce",
     "bin_averaged_ece",
+    "top_label_ece",
     "sce",
     "ace",
     "tace",
@@ -61,6 +70,15 @@ __all__ = [
     "nixon_even_bins",
 ]
 
+_lens_doc = """
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: for 1-D ``probs`` (P(y = 1)) the positive-class lens,
+        P(y = 1) scored against y (scikit-learn ``calibration_curve``,
+        torchmetrics ``binary_calibration_error``, relplot, netcal); for
+        ``(n, k)`` input the top-label lens, ``max_k p_k`` against
+        ``1{argmax = y}``. ``"top_label"`` forces the confidence reading
+        (``max(p, 1 - p)`` for 1-D input); ``"binary"`` needs two classes."""
+
 _common_doc = """
     sample_weight : array-like of shape (n,), optional
         Non-negative weights (a weight of 2 counts the row twice).
@@ -71,6 +89,7 @@ _common_doc = """
 
 
 def _doc(f: Any) -> Any:
+    f.__doc__ = f.__doc__.replace("    {lens}", _lens_doc.strip("\n"))
     f.__doc__ = f.__doc__.replace("    {common}", _common_doc.strip("\n"))
     return f
 
@@ -80,13 +99,14 @@ def ece(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     n_bins: int = 15,
     edge_rule: Literal["right", "left"] = "right",
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """Expected calibration error of the top label (Guo et al. 2017, eq. 5).
+    """Expected calibration error (Guo et al. 2017, eq. 5): top label, or P(y = 1) for 1-D input.
 
     ``ECE = sum_b (n_b / n) |acc_b - conf_b|`` over non-empty bins, with the
     confidence ``max_k p_k``, the accuracy ``1{argmax = y}`` (ties in the
@@ -97,13 +117,15 @@ def ece(
     Parameters
     ----------
     probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1); the confidence is then max(p, 1 - p)).
+        Probabilities, or P(y = 1) for a binary problem (scored with the
+        positive-class lens by default, see ``lens``).
     labels : array-like of shape (n,)
         True classes.
     n_bins : int, default 15
         Number of equal-width bins.
     edge_rule : {"right", "left"}, default "right"
         ``(lo, hi]`` or ``[lo, hi)``.
+    {lens}
     {common}
 
     Returns
@@ -123,7 +145,7 @@ def ece(
     return calibration_error(
         probs,
         labels,
-        lens="top_label",
+        lens=_one_slice_lens(lens),
         estimator=EqualWidth(n_bins, edge_rule),
         divergence="l1",
         sample_weight=sample_weight,
@@ -137,6 +159,7 @@ def mce(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     n_bins: int = 15,
     edge_rule: Literal["right", "left"] = "right",
     sample_weight: Any = None,
@@ -151,6 +174,7 @@ def mce(
     ----------
     probs, labels, n_bins, edge_rule
         As in :func:`ece`.
+    {lens}
     {common}
 
     Examples
@@ -163,7 +187,7 @@ def mce(
     return calibration_error(
         probs,
         labels,
-        lens="top_label",
+        lens=_one_slice_lens(lens),
         estimator=EqualWidth(n_bins, edge_rule),
         divergence="l1",
         aggregate="max",
@@ -178,6 +202,7 @@ def rmsce(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     n_bins: int = 15,
     estimator: Binning | None = None,
     sample_weight: Any = None,
@@ -201,6 +226,7 @@ def rmsce(
     n_bins : int, default 15
     estimator : Binning, optional
         Overrides the equal-mass bins.
+    {lens}
     {common}
 
     Examples
@@ -214,7 +240,7 @@ def rmsce(
     return calibration_error(
         probs,
         labels,
-        lens="top_label",
+        lens=_one_slice_lens(lens),
         estimator=est,
         divergence="l2",
         sample_weight=sample_weight,
@@ -228,6 +254,7 @@ def bin_averaged_ece(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     n_bins: int = 15,
     edge_rule: Literal["right", "left"] = "right",
     sample_weight: Any = None,
@@ -245,6 +272,7 @@ def bin_averaged_ece(
     ----------
     probs, labels, n_bins, edge_rule
         As in :func:`ece`.
+    {lens}
     {common}
 
     Examples
@@ -257,7 +285,7 @@ def bin_averaged_ece(
     return calibration_error(
         probs,
         labels,
-        lens="top_label",
+        lens=_one_slice_lens(lens),
         estimator=EqualWidth(n_bins, edge_rule),
         divergence="l1",
         aggregate="mean",
@@ -265,6 +293,97 @@ def bin_averaged_ece(
         logits=logits,
         validate=validate,
     )
+
+
+@_doc
+def top_label_ece(
+    probs: Any,
+    labels: Any,
+    *,
+    n_bins: int = 15,
+    estimator: Binning | None = None,
+    class_aggregate: Literal["weighted", "mean"] = "weighted",
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+) -> Any:
+    """Top-label ECE of Gupta & Ramdas (2021): the ECE of each predicted class, averaged.
+
+    Gupta & Ramdas (2021, "Top-label calibration and multiclass-to-binary
+    reductions") call a predictor top-label calibrated when
+    ``P(Y = c | C = c, max p = s) = s`` for every predicted class ``c``: the
+    confidence must be right *within* the rows predicted as each class, not
+    only on average over classes as in :func:`ece`. The estimate bins the
+    confidences of the rows predicted as ``c`` (``n_bins`` equal-width bins,
+    ``(lo, hi]``, as :func:`ece`), takes their binned ECE against
+    ``1{y = c}``, and averages over the predicted classes:
+
+    * ``class_aggregate="weighted"`` (default): weighted by the fraction of
+      rows predicted as ``c``, ``sum_c (n_c / n) ECE_c`` — the estimator of
+      Gupta & Ramdas's TL-ECE (their ``toplabel_ece``, which bins each class
+      with 15 equal-mass bins: pass ``estimator=cp.EqualMass(15)``);
+    * ``class_aggregate="mean"``: the plain mean over the predicted classes,
+      as MAPIE's ``top_label_ece`` computes it (MAPIE's ``num_bins=B``
+      with ``split_strategy="uniform"`` is ``n_bins=B - 1`` here).
+
+    Classes never predicted do not enter. With one bin per class the
+    weighted form is the plain top-label ECE with one bin; in general it is at
+    least as large as :func:`ece` with the same bins (Jensen), because errors
+    of opposite sign in different classes no longer cancel.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,)
+        Probabilities (binary input is read as ``[1 - p, p]``: the predicted
+        class is 1 when ``p > 0.5``).
+    labels : array-like of shape (n,)
+    n_bins : int, default 15
+        Equal-width bins per predicted class.
+    estimator : Binning, optional
+        Overrides the equal-width bins (e.g. ``cp.EqualMass(15)``).
+    class_aggregate : {"weighted", "mean"}, default "weighted"
+    {common}
+
+    Examples
+    --------
+    Class 0 is predicted twice (confidences 0.7 and 0.8, both correct), class 1
+    once (0.6, wrong). With one bin per class, ECE_0 = |1 - 0.75| = 0.25
+    (under-confident) and ECE_1 = 0.6 (over-confident); the plain ECE lets
+    the two cancel:
+
+    >>> import calipers as cp
+    >>> P = [[.7, .2, .1], [.3, .6, .1], [.8, .1, .1]]
+    >>> y = [0, 0, 0]
+    >>> round(cp.top_label_ece(P, y, n_bins=1), 6)                # (2/3) .25 + (1/3) .6
+    0.366667
+    >>> round(cp.top_label_ece(P, y, n_bins=1, class_aggregate="mean"), 6)
+    0.425
+    >>> round(cp.ece(P, y, n_bins=1), 6)                          # |2/3 - 0.7|
+    0.033333
+    """
+    if class_aggregate not in ("weighted", "mean"):
+        raise CalibrationInputError(
+            f"class_aggregate must be 'weighted' or 'mean'; got {class_aggregate!r}"
+        )
+    est = EqualWidth(n_bins) if estimator is None else estimator
+    return calibration_error(
+        probs,
+        labels,
+        lens="top_label_per_class",
+        estimator=est,
+        divergence="l1",
+        class_aggregate=class_aggregate,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+    )
+
+
+def _one_slice_lens(lens: str) -> str:
+    """Check a preset's ``lens`` argument (``"auto"``, ``"top_label"`` or ``"binary"``)."""
+    if not isinstance(lens, str) or lens not in ("auto", "top_label", "binary"):
+        raise CalibrationInputError(f"lens must be 'auto', 'top_label' or 'binary'; got {lens!r}")
+    return lens
 
 
 def nixon_even_bins(n_bins: int = 15) -> FixedEdges:
@@ -705,6 +824,7 @@ def tce_p(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     p: float = 2.0,
     n_bins: int = 15,
     estimator: Binning | None = None,
@@ -728,6 +848,7 @@ def tce_p(
     n_bins : int, default 15
     estimator : Binning, optional
     root : bool, default True
+    {lens}
     {common}
 
     Examples
@@ -741,7 +862,7 @@ def tce_p(
     return calibration_error(
         probs,
         labels,
-        lens="top_label",
+        lens=_one_slice_lens(lens),
         estimator=est,
         divergence=Lp(p, root=root),
         sample_weight=sample_weight,

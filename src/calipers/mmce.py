@@ -15,12 +15,12 @@ into a left and a right exponentially-weighted cumulative sum.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from ._backend import wrap_scalar
-from .lenses import top_label_arrays
+from .lenses import lens_arrays
 from .validation import check_positive, check_predictions
 
 __all__ = ["mmce"]
@@ -70,6 +70,7 @@ def mmce(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     bandwidth: float = 0.4,
     squared: bool = False,
     sample_weight: Any = None,
@@ -90,6 +91,11 @@ def mmce(
         Width of the kernel ``exp(-|r - r'| / bandwidth)`` (Kumar et al.; netcal).
     squared : bool, default False
         Return MMCE^2 (the training loss of Kumar et al.) instead of MMCE.
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
+        scikit-learn, torchmetrics and netcal), the top-label confidence
+        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
+        confidence reading (``max(p, 1 - p)`` for 1-D input).
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
@@ -111,7 +117,7 @@ def mmce(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    r, c, w = top_label_arrays(P)
+    r, c, w = lens_arrays(P, lens)
     q = _laplace_quadratic_form(r, w * (c - r), float(bandwidth)) / w.sum() ** 2
     q = max(q, 0.0)  # a positive-definite kernel: negative only by rounding
     return wrap_scalar(q if squared else float(np.sqrt(q)), P.probs)

@@ -55,12 +55,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from ._backend import wrap_scalar
-from .lenses import top_label_arrays
+from .lenses import lens_arrays
 from .validation import CalibrationInputError, check_positive, check_predictions
 
 __all__ = ["smece", "smece_bandwidth", "smooth_reliability", "SmoothReliability"]
@@ -276,15 +276,17 @@ def smece(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     bandwidth: float | None = None,
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
 ) -> Any:
-    """SmoothECE of the top-label confidence (Błasiok & Nakkiran 2023).
+    """SmoothECE (Błasiok & Nakkiran 2023) of P(y = 1), or of the top-label confidence.
 
     The kernel-smoothed calibration error of the confidence ``max_k p_k``
-    against the correctness ``1{argmax = y}``, with a Gaussian kernel
+    against the correctness ``1{argmax = y}`` (``(n, k)`` input), or of
+    P(y = 1) against y (1-D input, see ``lens``), with a Gaussian kernel
     reflected at 0 and 1 and the fixed-point bandwidth (Błasiok & Nakkiran
     2023; Chidambaram & Ge (2024) Table 1 and App. G report it via ``relplot.smECE``; the
     formulas are in the module docstring). Discretised exactly as
@@ -302,6 +304,11 @@ def smece(
         None: the fixed point ``s* = smECE_{s*}`` found by 10 bisection steps
         (``relplot.smECE``); a number gives ``smECE_s`` at that bandwidth
         (``relplot.smECE_sigma``).
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
+        scikit-learn, torchmetrics and netcal), the top-label confidence
+        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
+        confidence reading (``max(p, 1 - p)`` for 1-D input).
     sample_weight : array-like of shape (n,), optional
         Each prediction's mass in the kernel grid (default 1). Integer weights
         equal repeating rows. Weights are counts, not frequencies: the
@@ -316,11 +323,12 @@ def smece(
 
     Notes
     -----
-    For 1-D binary input calipers measures the top-label problem
-    (confidence ``max(p, 1 - p)``, correct when ``(p > 0.5) == y``).
-    ``relplot.smECE(p, y)`` on the same 1-D input measures the positive
-    class (``p`` against ``y``) instead; the two differ in general and
-    agree when every ``p > 0.5`` (then the two problems are the same).
+    For 1-D binary input ``smece(p, y)`` measures the positive class,
+    ``p`` against ``y``, and equals ``relplot.smECE(p, y)`` up to rounding.
+    ``lens="top_label"`` measures the confidence ``max(p, 1 - p)`` against
+    correctness ``(p > 0.5) == y`` instead; the two differ in general
+    (over-confidence on one side of 0.5 and under-confidence on the other
+    cancel in the top-label form) and agree when every ``p > 0.5``.
 
     Examples
     --------
@@ -337,7 +345,7 @@ def smece(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    c, r, w = top_label_arrays(P)
+    c, r, w = lens_arrays(P, lens)
     value, _ = _smece_arrays(c, r, None if P.sample_weight is None else w, bandwidth=s)
     return wrap_scalar(value, P.probs)
 
@@ -346,11 +354,12 @@ def smece_bandwidth(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
 ) -> float:
-    """The SmoothECE bandwidth ``s*`` of the top-label problem (Błasiok & Nakkiran 2023).
+    """The SmoothECE bandwidth ``s*`` (Błasiok & Nakkiran 2023) of the lens's problem.
 
     The fixed point ``s* = smECE_{s*}`` as located by ``relplot.smECE``:
     10 bisection steps on [0, 1] with the predicate ``s < 1e-3 or
@@ -362,6 +371,11 @@ def smece_bandwidth(
     ----------
     probs : array-like of shape (n, k) or (n,)
     labels : array-like of shape (n,)
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
+        scikit-learn, torchmetrics and netcal), the top-label confidence
+        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
+        confidence reading (``max(p, 1 - p)`` for 1-D input).
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
@@ -381,7 +395,7 @@ def smece_bandwidth(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    c, r, w = top_label_arrays(P)
+    c, r, w = lens_arrays(P, lens)
     return float(_smece_arrays(c, r, None if P.sample_weight is None else w)[1])
 
 
@@ -438,13 +452,14 @@ def smooth_reliability(
     probs: Any,
     labels: Any,
     *,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     bandwidth: float | None = None,
     n_points: int | None = None,
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
 ) -> SmoothReliability:
-    """Smooth reliability diagram data of the top-label problem (Błasiok & Nakkiran 2023).
+    """Smooth reliability diagram data (Błasiok & Nakkiran 2023); top-label or P(y = 1).
 
     The curves behind a SmoothECE reliability diagram: the kernel-smoothed
     accuracy, confidence, residual and density of the confidences, on the
@@ -462,6 +477,11 @@ def smooth_reliability(
     n_points : int, optional
         Number of evaluation points ``t = linspace(0, 1, n_points)`` (at
         least 2). Default: relplot's mesh size ``max(200, round(10 / s))``.
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
+        scikit-learn, torchmetrics and netcal), the top-label confidence
+        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
+        confidence reading (``max(p, 1 - p)`` for 1-D input).
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
@@ -492,7 +512,7 @@ def smooth_reliability(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    c, r, w = top_label_arrays(P)
+    c, r, w = lens_arrays(P, lens)
     if s is None:
         s = _smece_arrays(c, r, w)[1]
     nodes = np.linspace(0.0, 1.0, _grid_size(s))

@@ -21,7 +21,7 @@ import numpy as np
 from .._backend import to_numpy
 from ..binning import Binning, BinStatistics, EqualWidth, FixedEdges
 from ..calibration_error import binned_statistics, calibration_error
-from ..lenses import Lens, LensSlice, get_lens, single_class
+from ..lenses import Lens, LensSlice, get_lens, resolve_lens, single_class
 from ..validation import CalibrationInputError, Predictions, check_predictions
 from ._style import (
     BAR_COLOR,
@@ -250,7 +250,7 @@ def reliability_diagram(
     labels: Any = None,
     *,
     n_bins: int = 15,
-    lens: str | Lens = "top_label",
+    lens: str | Lens = "auto",
     estimator: Binning | None = None,
     show_gap: bool = True,
     show_histogram: bool | None = None,
@@ -287,9 +287,12 @@ def reliability_diagram(
     n_bins : int, default 15
         Equal-width bins on [0, 1] (``(lo, hi]`` edges, as :func:`calipers.ece`);
         ignored when ``estimator`` is given.
-    lens : {"top_label", "binary"} or a lens with one 1-D slice, default "top_label"
-        ``"top_label"``: confidence vs accuracy; ``"binary"``: P(y = 1) vs the
-        frequency of class 1; :func:`calipers.single_class` for one class.
+    lens : {"auto", "top_label", "binary"} or a lens with one 1-D slice, default "auto"
+        ``"auto"``: ``"binary"`` for 1-D input (P(y = 1), as
+        scikit-learn's ``calibration_curve`` draws it) and ``"top_label"``
+        for ``(n, k)`` input. ``"top_label"``: confidence vs accuracy;
+        ``"binary"``: P(y = 1) vs the frequency of class 1;
+        :func:`calipers.single_class` for one class.
     estimator : Binning, optional
         Any binning of :mod:`calipers.binning`. Data-dependent bins (equal-mass,
         k-d tree) are drawn as contiguous bars whose boundaries lie midway
@@ -366,6 +369,8 @@ def reliability_diagram(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
     est = EqualWidth(n_bins) if estimator is None else estimator
+    if isinstance(lens, str) and lens == "auto":
+        lens = resolve_lens(lens, P)
     sl = _one_slice(P, lens)
     st = binned_statistics(P, lens=lens, estimator=est)[0].stats
     ids_raw, B = est.assign(sl.scores, sl.weights)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
-from ..lenses import top_label_arrays
+from ..lenses import lens_arrays, resolve_lens
 from ..smooth_ece import SmoothReliability, smooth_reliability
 from ..validation import CalibrationInputError, check_predictions
 from ._style import (
@@ -68,6 +68,7 @@ def smooth_reliability_diagram(
     confidence_level: float = 0.95,
     seed: Any = 0,
     n_points: int | None = None,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     ax: Any = None,
     title: str | None = None,
     legend: bool = True,
@@ -105,6 +106,9 @@ def smooth_reliability_diagram(
     seed : int or numpy.random.Generator, default 0
     n_points : int, optional
         Evaluation points (default relplot's mesh, at least 200).
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: P(y = 1) against y for 1-D input (as ``relplot`` draws
+        it), confidence against accuracy for ``(n, k)`` input.
     ax : Axes, optional
     title : str, optional
     legend : bool, default True
@@ -150,7 +154,10 @@ def smooth_reliability_diagram(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    sr: SmoothReliability = smooth_reliability(P, None, bandwidth=bandwidth, n_points=n_points)
+    use = resolve_lens(lens, P)
+    sr: SmoothReliability = smooth_reliability(
+        P, None, bandwidth=bandwidth, n_points=n_points, lens=use
+    )
     t, mu, dens = sr.t, sr.mean_target, sr.density
     shown = dens > MIN_RELATIVE_DENSITY * float(np.max(dens))
     band = None
@@ -169,11 +176,11 @@ def smooth_reliability_diagram(
             k = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
             Pb = check_predictions(P.probs, P.labels, sample_weight=w0 * k, validate=False)
             reps[b] = smooth_reliability(
-                Pb, None, bandwidth=sr.bandwidth, n_points=t.shape[0]
+                Pb, None, bandwidth=sr.bandwidth, n_points=t.shape[0], lens=use
             ).mean_target
         a = 100.0 * (1.0 - confidence_level) / 2.0
         band = np.percentile(reps, [a, 100.0 - a], axis=0)
-    _, correct, wts = top_label_arrays(P)
+    _, correct, wts = lens_arrays(P, "top_label")
     acc = float(np.sum(wts * correct) / np.sum(wts))
 
     with rc_context():
@@ -207,7 +214,7 @@ def smooth_reliability_diagram(
             colors=GAP_COLOR,
             capstyle="round",
             joinstyle="round",
-            label="Smoothed accuracy",
+            label="Smoothed accuracy" if use == "top_label" else "Smoothed frequency of y = 1",
             zorder=3,
         )
         lc.set_gid("smooth-curve")
@@ -226,8 +233,12 @@ def smooth_reliability_diagram(
             ax_.patch.set_visible(False)
         unit_ticks(ax_, "both")
         ax_.set_ylim(0.0, 1.04)
-        ax_.set_xlabel("Confidence")
-        ax_.set_ylabel("Accuracy")
+        if use == "top_label":
+            ax_.set_xlabel("Confidence")
+            ax_.set_ylabel("Accuracy")
+        else:
+            ax_.set_xlabel("Predicted probability P(y = 1)")
+            ax_.set_ylabel("Observed frequency of y = 1")
         style_axes(ax_)
         sym = "σ*" if bandwidth is None else "σ"
         note = (
