@@ -334,10 +334,12 @@ class EqualWidth:
         # exact comparison with the dtype's edges.
         t = s * s.dtype.type(B)
         ids = t.astype(np.intp)  # truncation == floor for t >= 0
-        frac = t - ids
+        t -= ids  # the fractional part, in place
+        t -= 0.5
+        np.abs(t, out=t)  # |frac - 1/2| > 1/2 - tol  <=>  frac < tol or frac > 1 - tol
         tol = 8 * float(np.finfo(s.dtype).eps) * B
         np.clip(ids, 0, B - 1, out=ids)
-        near = np.flatnonzero((frac < tol) | (frac > 1 - tol))
+        near = np.flatnonzero(t > 0.5 - tol)
         if near.size:
             ids[near] = np.searchsorted(e, s[near], side=side)
         return ids

@@ -86,6 +86,8 @@ class LensSlice:
     ----------
     scores : array, shape (m,) or (m, d)
     targets : array, same shape as ``scores``
+        0/1 indicators for the built-in lenses: floats in the scores' dtype,
+        or the int64 labels themselves for the NumPy positive-class lens.
     labels : array, shape (m,)
         The original class labels of the rows (for label selection).
     weights : array, shape (m,), or None
@@ -385,7 +387,13 @@ def binary(P: Predictions) -> Iterator[LensSlice]:
     if P.n_classes != 2:
         raise CalibrationInputError(f"the binary lens needs 2 classes; got {P.n_classes}")
     p = P.probs if P.binary else P.probs[:, 1]
-    yield LensSlice(p, _float_like(P.labels == 1, p), P.labels, P.sample_weight, "positive class")
+    if is_torch(p):
+        target = _float_like(P.labels == 1, p)
+    else:
+        # the labels of a two-class problem are validated to be 0 or 1: they are the
+        # targets already (int64, no copy; every consumer sums or casts them)
+        target = P.labels
+    yield LensSlice(p, target, P.labels, P.sample_weight, "positive class")
 
 
 def auto(P: Predictions) -> Iterator[LensSlice]:
@@ -403,7 +411,7 @@ def auto(P: Predictions) -> Iterator[LensSlice]:
     >>> from calipers.lenses import auto
     >>> sl = next(auto(check_predictions(np.array([0.2, 0.9]), [1, 1])))
     >>> sl.name, sl.scores.tolist(), sl.targets.tolist()
-    ('positive class', [0.2, 0.9], [1.0, 1.0])
+    ('positive class', [0.2, 0.9], [1, 1])
     >>> next(auto(check_predictions(np.array([[0.8, 0.2], [0.1, 0.9]]), [1, 1]))).name
     'top-label'
     """
