@@ -10,7 +10,8 @@ Cases (see benchmarks/README.md):
 
 A. top-label ECE, 15 equal-width bins, n = 50 000, k = 1000, float32 probabilities;
 B. the same at n = 10 000, k = 10;
-C. binary ECE on 10**7 predictions (1-D P(y = 1), float64 and float32).
+C. binary ECE on 10**7 predictions (1-D P(y = 1), float64 and float32);
+D. the same on 10**6 predictions.
 
 Every implementation is warmed up once (its value is taken from that call),
 then all implementations of a case are called in turn, round after round
@@ -602,6 +603,20 @@ def check_targets(summaries: dict[str, dict[str, Any]], quick: bool) -> list[dic
         for r in s["rows"]:
             if r["kind"] == "calipers" and "error" not in r:
                 add("C", f"{r['name']}: median well under 1 s (< 0.5 s)", r["median_s"], 0.5, "s")
+    for key in ("C", "D"):
+        s = summaries.get(key)
+        if s is None:
+            continue
+        ours = _row(s, "calipers.ece(p, y)  p float64")
+        peer = _row(s, "relplot binnedECE(p, y)")
+        if ours is not None and peer is not None:
+            add(
+                key,
+                "calipers.ece(p, y) (binary default) / relplot binnedECE <= 1",
+                ours["median_s"] / peer["median_s"],
+                1.0,
+                "x",
+            )
     return checks
 
 
@@ -609,7 +624,10 @@ def print_targets(checks: list[dict[str, Any]], quick: bool) -> None:
     print()
     print("Targets (issue): A - validated calipers faster than every peer and within 3x of the")
     print("argmax; validate=False within 1.3x of the argmax. C - well under a second (read here")
-    print("as a median < 0.5 s). Ratios are medians of per-round (paired) ratios.")
+    print(
+        "as a median < 0.5 s); C, D - the binary default no slower than relplot's binnedECE (ratio of medians)."
+    )
+    print("Ratios are medians of per-round (paired) ratios.")
     print("(B is checked against the same ratios for information only.)")
     if quick:
         print("QUICK MODE: sizes are reduced; the targets are defined for the full sizes.")
@@ -659,7 +677,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--repeats", type=int, default=None, help="timed rounds (>= 5; default 9, quick 5)"
     )
-    ap.add_argument("--cases", default="A,B,C", help="comma-separated subset of A,B,C")
+    ap.add_argument("--cases", default="A,B,C,D", help="comma-separated subset of A,B,C,D")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--wait-idle",
@@ -713,11 +731,12 @@ def main(argv: list[str] | None = None) -> int:
         f"'x base' = median of per-round ratios to the case's baseline row"
     )
 
-    n_a, n_c = (10_000, 10**6) if args.quick else (50_000, 10**7)
+    n_a, n_c, n_d = (10_000, 10**6, 10**5) if args.quick else (50_000, 10**7, 10**6)
     builders: dict[str, Callable[[], Case]] = {
         "A": lambda: case_multiclass("A", n_a, 1000, args.seed),
         "B": lambda: case_multiclass("B", 10_000, 10, args.seed),
         "C": lambda: case_binary("C", n_c, args.seed),
+        "D": lambda: case_binary("D", n_d, args.seed),
     }
     summaries: dict[str, dict[str, Any]] = {}
     for key in cases:

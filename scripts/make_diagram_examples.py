@@ -92,10 +92,11 @@ def main(argv: list[str] | None = None) -> None:
 
     # Chidambaram & Ge (2024) Fig. 2: reliability diagrams above calibration-sharpness diagrams
     pair = {NICE[m]: d.probs[m] for m in ("random_forest", "logistic_regression")}
-    fig, axs = plt.subplots(2, 2, figsize=(7.0, 5.6), layout="constrained")
+    fig, axs = plt.subplots(2, 2, figsize=(7.0, 6.0), layout="constrained")
     for col, (name, p) in enumerate(pair.items()):
         reliability_diagram(p, y, ax=axs[0, col], title=name, legend=col == 0)
-    calibration_sharpness_diagram(pair, y, ax=axs[1])  # legend in the first panel
+    # legend in the first panel; the caption (d_CAL, d_TOT, the band) under the figure
+    calibration_sharpness_diagram(pair, y, ax=axs[1], caption=True)
     figures["reliability_vs_sharpness"] = fig
 
     for name, fig in figures.items():

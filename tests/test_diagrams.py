@@ -401,7 +401,7 @@ def test_calibration_sharpness_curve_band_and_note_match_direct_sums():
     assert dv[:, 1].max() == pytest.approx(dens.max(), rel=1e-6)
     m_i = _nw_by_hand(c, r, brier, c)[0]
     d_cal = np.mean((m_i - c) ** 2)  # the authors' code's d_CAL (Chidambaram & Ge (2024) App. D)
-    (note,) = [t for t in _texts(fig) if "CAL" in t]
+    (note,) = [t for t in _texts(fig) if "CAL}}$ = " in t]  # the note, not the caption
     # the note prints 100 d_CAL and 100 d_TOT, as the paper's figures (x 100)
     assert note.splitlines()[0] == f"$100\\,d_{{\\mathrm{{CAL}}}}$ = {100 * d_cal:.2f}"
     assert note.splitlines()[1] == f"$100\\,d_{{\\mathrm{{TOT}}}}$ = {100 * brier.mean():.2f}"
@@ -409,10 +409,10 @@ def test_calibration_sharpness_curve_band_and_note_match_direct_sums():
     # plug-in (C.3) form on request
     fig2 = calibration_sharpness_diagram(probs, labels, n_points=51, calibration_form="plugin")
     plug = np.mean(m_i**2 - c**2 - 2 * c * (r - c))
-    (note2,) = [t for t in _texts(fig2) if "CAL" in t]
+    (note2,) = [t for t in _texts(fig2) if "CAL}}$ = " in t]
     assert note2.splitlines()[0].endswith(f"= {100 * plug:.2f}")
     labels_txt = _texts(fig)
-    for s in ("Confidence", "Accuracy", "Density", "toy"):
+    for s in ("Confidence", "E[correct | confidence]", "Density", "toy"):
         assert s in labels_txt
 
 
@@ -421,7 +421,7 @@ def test_calibration_sharpness_band_clipped_below_not_above_and_aligned_axes():
     models = {m: d.probs[m][:600] for m in ("gaussian_nb", "logistic_regression")}
     y = d.labels[:600]
     fig = calibration_sharpness_diagram(models, y, n_points=301)
-    main = [a for a in fig.axes if a.get_ylabel() == "Accuracy"]
+    main = [a for a in fig.axes if a.get_ylabel() == "E[correct | confidence]"]
     assert [a.get_title() for a in main] == list(models)
     assert main[0].get_ylim() == main[1].get_ylim()
     bands = _collections(fig, "sharpness-band")
@@ -431,12 +431,12 @@ def test_calibration_sharpness_band_clipped_below_not_above_and_aligned_axes():
     assert v[:, 1].max() > 1.05  # upper edge not clipped at 1 (App. D)
     assert main[0].get_ylim()[1] >= v[:, 1].max()
     fig2 = calibration_sharpness_diagram(models, y, n_points=301, align_axes=False)
-    main2 = [a for a in fig2.axes if a.get_ylabel() == "Accuracy"]
+    main2 = [a for a in fig2.axes if a.get_ylabel() == "E[correct | confidence]"]
     assert main2[0].get_ylim()[1] > 1.05 * main2[1].get_ylim()[1]
     with pytest.raises(CalibrationInputError, match="no labels"):
         calibration_sharpness_diagram(models)
     fig3 = calibration_sharpness_diagram({k: (v_, y) for k, v_ in models.items()}, n_points=51)
-    assert len([a for a in fig3.axes if a.get_ylabel() == "Accuracy"]) == 2
+    assert len([a for a in fig3.axes if a.get_ylabel() == "E[correct | confidence]"]) == 2
 
 
 # ----------------------------------------------------------------------------- smooth diagram
@@ -635,12 +635,15 @@ def test_every_kind_renders_with_readable_text(kind):
         ids = _ids(svg)
         for gid in ("sharpness-band", "density", "calibration-curve", "metrics"):
             assert gid in ids
-        for label in ("Confidence", "Accuracy", "Density"):
+        for label in ("Confidence", "E[correct | confidence]", "Density"):
             assert f">{label}<" in svg
         buf = io.BytesIO()
         fig.savefig(buf, format="pdf")
         assert buf.getvalue().startswith(b"%PDF") and len(buf.getvalue()) > 5000
-    # no two texts overlap (labels, tick labels, titles, notes, legends)
+    # no two texts overlap (labels, tick labels, titles, notes, legends); drawn again on
+    # the Agg canvas first: a vector save lays the figure out at 72 dpi, and text
+    # positions are those of the last draw
+    fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     texts = [t for t in _drawn_texts(fig) if t.get_text().strip()]
     boxes = [t.get_window_extent(renderer).padded(-1.0) for t in texts]

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from .bars import DEFAULT_LIKERT, group_bar_chart, interval_diagram, top_k_bar_chart
 from .reliability import classwise_reliability_grid, reliability_diagram, wilson_interval
-from .sharpness import calibration_sharpness_diagram, sharpness_note
+from .sharpness import calibration_sharpness_diagram, sharpness_caption, sharpness_note
 from .smooth import smooth_linewidths, smooth_reliability_diagram
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "interval_diagram",
     "wilson_interval",
     "sharpness_note",
+    "sharpness_caption",
     "smooth_linewidths",
     "DEFAULT_LIKERT",
 ]

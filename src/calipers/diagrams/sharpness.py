@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ..calibration_sharpness import CalibrationSharpness, calibration_sharpness
+from ..lenses import resolve_lens
 from ..validation import CalibrationInputError
 from ._style import (
     DENSITY_COLOR,
     DOUBLE_COLUMN,
+    FONT_SIZE,
     GAP_COLOR,
     SINGLE_COLUMN,
     axes_grid,
@@ -31,7 +34,108 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["calibration_sharpness_diagram", "sharpness_note"]
+__all__ = ["calibration_sharpness_diagram", "sharpness_caption", "sharpness_note"]
+
+#: Axis labels by lens: (x, y). The left axis is the estimated E[target | score]
+#: (the calibration curve); the band drawn around it is a length in the same units.
+AXIS_LABELS = {
+    "top_label": ("Confidence", "E[correct | confidence]"),
+    "binary": ("Predicted P(y = 1)", "E[y | P(y = 1)]"),
+}
+CAPTION_FONT_SIZE = FONT_SIZE
+_CAL = "$100\\,d_{\\mathrm{CAL}}$"
+_TOT = "$100\\,d_{\\mathrm{TOT}}$"
+
+
+def sharpness_caption(
+    divergence: str = "brier", calibration_form: str = "sharpcal", lens: str = "top_label"
+) -> list[str]:
+    """What the numbers and the band of a calibration-sharpness panel mean, one line each.
+
+    The diagram prints these lines under its panels (``caption=True``, the default
+    when it creates the figure); they are returned for figures composed with ``ax=``.
+
+    Examples
+    --------
+    >>> from calipers.diagrams import sharpness_caption
+    >>> for line in sharpness_caption():
+    ...     print(line)
+    $100\\,d_{\\mathrm{CAL}}$: calibration error, mean (curve $-$ diagonal)$^2$ at the samples' confidences
+    $100\\,d_{\\mathrm{TOT}}$: Brier score (sum over classes) = calibration + sharpness; lower is better
+    Band: sharpness gap $\\times$ density around the curve, area $\\approx d_{\\mathrm{TOT}} - d_{\\mathrm{CAL}}$; not clipped at 1
+    """
+    if divergence not in ("brier", "kl"):
+        raise CalibrationInputError(f"divergence must be 'brier' or 'kl'; got {divergence!r}")
+    if calibration_form not in ("plugin", "sharpcal"):
+        raise CalibrationInputError(
+            f"calibration_form must be 'plugin' or 'sharpcal'; got {calibration_form!r}"
+        )
+    if lens not in AXIS_LABELS:
+        raise CalibrationInputError(f"lens must be 'top_label' or 'binary'; got {lens!r}")
+    gap = (
+        "(curve $-$ diagonal)$^2$"
+        if divergence == "brier"
+        else "binary KL divergence of the diagonal from the curve"
+    )
+    where = "confidences" if lens == "top_label" else "P(y = 1)"
+    if calibration_form == "plugin":
+        cal = f"{_CAL}: calibration error, consistent estimate (eq. C.3) of the mean {gap}"
+    else:
+        cal = f"{_CAL}: calibration error, mean {gap} at the samples' {where}"
+    if lens == "binary":
+        tot = "Brier score of P(y = 1)" if divergence == "brier" else "log loss of P(y = 1), nats"
+    else:
+        tot = "Brier score (sum over classes)" if divergence == "brier" else "NLL, nats"
+    return [
+        cal,
+        f"{_TOT}: {tot} = calibration + sharpness; lower is better",
+        "Band: sharpness gap $\\times$ density around the curve, area "
+        "$\\approx d_{\\mathrm{TOT}} - d_{\\mathrm{CAL}}$; not clipped at 1",
+    ]
+
+
+def _visible_len(word: str) -> int:
+    # about the printed width of a word holding mathtext: commands, braces, $ take no room
+    return len(re.sub(r"\\[a-zA-Z]+|[{}$_^]|\\,", "", word))
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """``line`` broken into lines of about ``width`` printed characters, never inside
+    ``$...$``; continuation lines are indented."""
+    words = re.findall(r"(?:\$[^$]*\$|[^\s$])+", line)
+    out: list[str] = []
+    cur: list[str] = []
+    for word in words:
+        if cur and sum(_visible_len(w) + 1 for w in [*cur, word]) - 1 > width:
+            out.append(" ".join(cur))
+            cur = ["   " + word]
+        else:
+            cur.append(word)
+    if cur:
+        out.append(" ".join(cur))
+    return out
+
+
+def _add_caption(fig: Figure, lines: list[str], grow: bool) -> Any:
+    """The caption as a frameless, title-only figure legend under the panels (gid
+    ``"caption"``); ``grow``: make the figure taller by the caption's height."""
+    width = max(30, int(fig.get_figwidth() / (0.0078 * CAPTION_FONT_SIZE)))
+    wrapped = [w for line in lines for w in _wrap(line, width)]
+    if grow:
+        fig.set_figheight(fig.get_figheight() + len(wrapped) * CAPTION_FONT_SIZE * 1.3 / 72 + 0.08)
+    leg = fig.legend(
+        [],
+        [],
+        loc="outside lower center",
+        title="\n".join(wrapped),
+        title_fontproperties={"size": CAPTION_FONT_SIZE},
+        alignment="left",
+        frameon=False,
+        borderaxespad=0.2,
+    )
+    leg.set_gid("caption")
+    leg.get_title().set_gid("caption")
+    return leg
 
 
 def sharpness_note(cs: CalibrationSharpness, form: str = "sharpcal") -> str:
@@ -63,7 +167,9 @@ def sharpness_note(cs: CalibrationSharpness, form: str = "sharpcal") -> str:
     )
 
 
-def _draw_panel(ax: Axes, cs: CalibrationSharpness, show_density: bool, density_top: float) -> Any:
+def _draw_panel(
+    ax: Axes, cs: CalibrationSharpness, show_density: bool, density_top: float, lens: str
+) -> Any:
     x = cs.grid
     ok = np.isfinite(cs.band_lower) & np.isfinite(cs.band_upper)
     band = ax.fill_between(
@@ -74,7 +180,7 @@ def _draw_panel(ax: Axes, cs: CalibrationSharpness, show_density: bool, density_
         color=GAP_COLOR,
         alpha=0.28,
         linewidth=0,
-        label="Sharpness gap (× density)",
+        label="Sharpness gap × density",
         zorder=2,
     )
     band.set_gid("sharpness-band")
@@ -116,8 +222,13 @@ def _draw_panel(ax: Axes, cs: CalibrationSharpness, show_density: bool, density_
         ax.set_zorder(twin.get_zorder() + 1)  # curve and band above the density
         ax.patch.set_visible(False)
     unit_ticks(ax, "x")
-    ax.set_xlabel("Confidence")
-    ax.set_ylabel("Accuracy")
+    # tick labels only on [0, 1], where the curve lives; above 1 is band only (its top
+    # is not clipped, Chidambaram & Ge (2024) App. D), marked off by a faint line at 1
+    unit_ticks(ax, "y")
+    ax.axhline(1.0, color="#BBBBBB", lw=0.6, ls=(0, (1, 2)), zorder=1, gid="unit-line")
+    xlabel, ylabel = AXIS_LABELS[lens]
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     style_axes(ax)
     return twin
 
@@ -134,9 +245,11 @@ def calibration_sharpness_diagram(
     show_density: bool = True,
     ncols: int | None = None,
     n_points: int = 1001,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
     ax: Any = None,
     title: str | None = None,
     legend: bool = True,
+    caption: bool | None = None,
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
@@ -149,14 +262,18 @@ def calibration_sharpness_diagram(
     Nadaraya-Watson estimator of eq. (4.8):
 
     * the calibration curve ``m_hat(x)``, the kernel estimate of
-      ``E[1{Y = c(X)} | h(X) = x]`` (vermillion), against the dashed diagonal
+      ``E[1{Y = c(X)} | h(X) = x]`` (vermillion; the left axis, labelled
+      "E[correct | confidence]"), against the dashed diagonal
       of perfect confidence calibration. It is solid where at least one
       effective sample lies under the kernel (``n p_hat(x) / K(0) >= 1``) and
       dotted elsewhere, where it is an extrapolation of distant data;
     * the pointwise sharpness gap ``rho(x)`` of eq. (4.7) as a band centred on
       the curve whose length is ``p_hat(x) rho(x)`` (density-scaled, App. D),
       the lower edge clipped at 0 and the upper edge not clipped at 1 (App. D
-      "Visualization details"). A larger band is worse;
+      "Visualization details"): the band is a length in the units of the left
+      axis (density x Brier score), not an accuracy, which is why the axis may
+      run past 1; its tick labels stop at 1, where a faint line marks the top
+      of the range of the curve. A larger band is worse;
     * the kernel density ``p_hat`` of the confidences (sky blue, right axis,
       per unit confidence, scaled so that its peak reaches the height 1 of the
       left axis as in the authors' overlay ``kde / max(kde)``).
@@ -170,7 +287,9 @@ def calibration_sharpness_diagram(
     :func:`~calipers.calibration_sharpness.confidence_calibration_error`
     returns by default and which fluctuates around the true value by
     ``O(n^-1/2)``, so it can be negative for well-calibrated models. ``d_TOT``
-    is the mean multi-class Brier score (or NLL). Several models are
+    is the mean multi-class Brier score (or NLL); the band's area is about
+    ``d_TOT - d_CAL``, the sharpness part of the score. A caption under the
+    panels says this in one line per item (:func:`sharpness_caption`). Several models are
     drawn side by side with aligned left y axes (Figure 2; App. D recommends
     aligning for direct comparisons).
 
@@ -196,6 +315,10 @@ def calibration_sharpness_diagram(
         Panels per row (default ``min(n_models, 3)``).
     n_points : int, default 1001
         Grid points on [0, 1].
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: for 1-D input P(y = 1), the positive-class problem (x axis
+        P(y = 1), curve E[y | P(y = 1)]); for ``(n, k)`` input, confidence
+        against correctness. All models must resolve to the same lens.
     ax : Axes or sequence of Axes, optional
         One Axes per model.
     title : str, optional
@@ -203,6 +326,9 @@ def calibration_sharpness_diagram(
         Name the curve, band, diagonal and density: above the panels when the
         function creates the figure, in the first panel's note box when ``ax``
         is given.
+    caption : bool, optional
+        Print :func:`sharpness_caption` (what ``d_CAL``, ``d_TOT`` and the band
+        mean) under the panels; default: when the function creates the figure.
     sample_weight : array-like of shape (n,), optional
         Shared by all models.
     logits : bool, default False
@@ -215,7 +341,8 @@ def calibration_sharpness_diagram(
         dotted) and ``"calibration-curve-unsupported"`` (the whole curve), the band ``"sharpness-band"``,
         the density ``"density"``; each panel's note (a title-only legend
         placed where it hides the least data) is its ``artists[0]``, gid
-        ``"metrics"``.
+        ``"metrics"``; the caption is a figure legend with gid ``"caption"``
+        (its title holds the text).
 
     Examples
     --------
@@ -225,7 +352,7 @@ def calibration_sharpness_diagram(
     >>> d = load_default_predictions()
     >>> models = {m: d.probs[m] for m in ("gaussian_nb", "logistic_regression")}
     >>> fig = calibration_sharpness_diagram(models, d.labels)
-    >>> [a.get_title() for a in fig.axes if a.get_ylabel() == "Accuracy"]
+    >>> [a.get_title() for a in fig.axes if a.get_ylabel() == "E[correct | confidence]"]
     ['gaussian_nb', 'logistic_regression']
     >>> plt.close(fig)
     """
@@ -237,10 +364,20 @@ def calibration_sharpness_diagram(
     models = resolve_models(
         probs, labels, sample_weight=sample_weight, logits=logits, validate=validate
     )
+    lenses = {resolve_lens(lens, P) for P in models.values()}
+    if len(lenses) > 1:
+        raise CalibrationInputError(
+            "calibration_sharpness_diagram: the models mix 1-D P(y = 1) input (read with the "
+            "binary lens) and (n, k) input (read by confidence); pass lens='top_label' to "
+            "read every model by its confidence"
+        )
+    use: Literal["top_label", "binary"] = lenses.pop()  # type: ignore[assignment]
+    caption_lines = sharpness_caption(divergence, calibration_form, use)
     results = {
         name: calibration_sharpness(
             P,
             None,
+            lens=use,
             divergence=divergence,
             bandwidth=bandwidth,
             kernel=kernel,
@@ -269,7 +406,7 @@ def calibration_sharpness_diagram(
             y_top = 1.06 * (shared_top if align_axes else top(cs))
             dmax = float(np.max(cs.density)) if cs.density.size else 0.0
             density_top = dmax * y_top if dmax > 0 else 1.0
-            _draw_panel(a, cs, show_density, density_top)
+            _draw_panel(a, cs, show_density, density_top, use)
             a.set_ylim(0.0, y_top)
             if name:
                 a.set_title(name)
@@ -285,6 +422,8 @@ def calibration_sharpness_diagram(
                 metrics_note(a, note)
             else:  # one box for the note and the legend entries
                 metrics_note(a, note, handles, labs)
+        if (ax is None) if caption is None else caption:
+            _add_caption(fig, caption_lines, grow=ax is None)
         if ax is None:
             if legend:
                 figure_legend(fig, handles, labs, title=title, ncols=2)
