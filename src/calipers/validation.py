@@ -35,11 +35,34 @@ Rules (each one has its own test)
   float16: it admits float32 rounding such as 1.0000012 in files written from
   float32 models, and rejects real normalisation mistakes). Values inside the
   tolerance are kept as they are, not clipped; they fall in the outer bins;
+* rounded exports: with the default tolerance, when a row misses it and every
+  entry is a multiple of ``10**-d`` for some ``d`` in 1..6 (up to the float
+  error of the dtype; the smallest such ``d`` is the printed precision), each
+  row may instead be off by ``k * 0.5 * 10**-d + (log2(k) + 2) * eps``: the
+  most that rounding ``k`` honest probabilities to ``d`` decimals can move a
+  sum (e.g. 5e-4 for 4 decimals and k = 10). The values are kept as they
+  are. The allowance is not used when ``k * 0.5 * 10**-d`` would exceed 0.05
+  (1 decimal; 2 decimals with more than 10 classes, 3 with more than 100, 4
+  with more than 1000): a rounding that coarse can no longer be told from a
+  normalisation mistake, so pass ``sum_tol`` or ``renormalize=True`` then.
+  Only float32 and float64 values are examined (float16's own tolerance
+  already covers its rounding; for float32, ``d`` up to 5), and only after
+  the fast check has failed, so valid inputs pay nothing for it. An explicit
+  ``sum_tol`` is used as given;
 * labels integral and in range; shapes consistent; ``n >= 1``; ``k >= 2``.
 
 Nothing is clipped or renormalised unless the caller asks
 (``renormalize=True``, ``clip=True``). Ties in the arg-max always resolve to
 the lowest class index (NumPy's rule), in every namespace.
+
+Fixing rejected probabilities
+-----------------------------
+The metrics take no ``clip``/``renormalize``/``sum_tol`` options of their own:
+validate explicitly with ``check_predictions(probs, labels, clip=True)`` (or
+``renormalize=True``, or a larger ``sum_tol``) and pass the
+:class:`Predictions` it returns in place of ``probs``, with ``labels=None``;
+every metric, diagram and recalibrator (``fit`` and ``predict_proba``)
+accepts it. The error messages say exactly this.
 """
 
 from __future__ import annotations
@@ -219,8 +242,83 @@ def _np(x: Array) -> np.ndarray:
     return x.detach().cpu().numpy() if is_torch(x) else np.asarray(x)
 
 
-def _diagnose_probs(P: np.ndarray, sum_tol: float, check_sum: bool) -> None:
-    """Slow path: find the first offending entry and raise. Only called on failure."""
+#: How to use a fixed-up :class:`Predictions` (the metrics have no clip/renormalize options).
+_USE_PREDICTIONS = (
+    "Pass the Predictions it returns in place of probs (labels=None); every metric, "
+    "diagram and recalibrator accepts it."
+)
+
+#: Largest rounding allowance on a row sum granted without being told (see the module docstring).
+_MAX_ROUNDING = 0.05
+
+
+def _decimals(P: np.ndarray, eps: float) -> int | None:
+    """The printed precision ``d`` (1..6) of ``P``: every entry a multiple of ``10**-d``.
+
+    "Multiple" up to the float error of the dtype (``eps``): ``|t - round(t)| <=
+    2 eps |t|`` for ``t = 10**d x``. Only precisions the dtype resolves are tried
+    (``4 eps 10**d <= 0.05``, so a value that merely happens to be close to a
+    multiple passes with probability at most 5%); float16 and coarser dtypes are
+    not examined. None when no such ``d`` exists, or when the entries are
+    integers (0/1 rows carry no rounding).
+    """
+    if eps > float(np.finfo(np.float32).eps) * 1.0001:
+        return None
+    a = np.abs(np.asarray(P, dtype=np.float64).reshape(-1))
+    head = a[:4096]
+    for d in range(7):
+        if 4.0 * eps * 10.0**d > 0.05:
+            return None
+        scale = 10.0**d
+        ok = True
+        for part in (head, a):  # a cheap look at the first entries before the full pass
+            t = part * scale
+            if not np.all(np.abs(t - np.rint(t)) <= 2.0 * eps * t):
+                ok = False
+                break
+        if ok:
+            return d if d > 0 else None
+    return None
+
+
+def _rounding_tol(P: np.ndarray, eps: float) -> tuple[float, int, float] | None:
+    """``(tol, d, allowance)`` for ``(n, k)`` values printed with ``d`` decimals, else None.
+
+    ``allowance = k * 0.5 * 10**-d`` is the most rounding can move a row sum;
+    ``tol = allowance + (log2(k) + 2) * eps`` adds the float error. ``tol`` is
+    ``inf`` when the allowance exceeds ``_MAX_ROUNDING`` (the caller refuses and
+    says why).
+    """
+    d = _decimals(P, eps)
+    if d is None or d < 2:  # 1 decimal: k * 0.05 >= 0.1 always exceeds the cap
+        return None
+    k = int(P.shape[1])
+    allowance = k * 0.5 * 10.0**-d
+    if allowance > _MAX_ROUNDING:
+        return math.inf, d, allowance
+    return allowance + (float(np.log2(k)) + 2) * eps, d, allowance
+
+
+def _clip_advice(P: np.ndarray, sum_tol: float, check_sum: bool) -> str:
+    """The ``check_predictions`` options that would make ``P`` acceptable after clipping."""
+    opts = "clip=True"
+    if check_sum and P.ndim == 2:
+        s = np.clip(P, 0, 1).sum(axis=1, dtype=np.float64)
+        if not np.all(np.abs(s - 1.0) <= sum_tol):
+            opts = "clip=True, renormalize=True"
+    return opts
+
+
+def _diagnose_probs(
+    P: np.ndarray, sum_tol: float, check_sum: bool, eps: float | None = None
+) -> None:
+    """Slow path: find the first offending entry and raise. Only called on failure.
+
+    With ``eps`` (the machine epsilon of the caller's dtype; given only when the
+    default tolerance applies), rows that miss ``sum_tol`` are checked against the
+    rounding allowance of the module docstring, and the call returns without
+    raising when every row is within it.
+    """
     bad = ~np.isfinite(P)
     if bad.any():
         idx = _first_true(bad)
@@ -233,18 +331,147 @@ def _diagnose_probs(P: np.ndarray, sum_tol: float, check_sum: bool) -> None:
         idx = _first_true(bad)
         raise _err(
             f"probs must lie in [0, 1]; found {P[idx].item()!r} at {_loc(idx)}. "
-            "If these are logits, pass logits=True; if they are tiny rounding "
-            "errors, pass clip=True"
+            "If these are logits, pass logits=True. If the values outside [0, 1] are "
+            "rounding errors, clip them: validate with calipers.check_predictions(probs, "
+            f"labels, {_clip_advice(P, sum_tol, check_sum)}). {_USE_PREDICTIONS}"
         )
     if check_sum:
         s = P.sum(axis=1, dtype=np.float64 if P.dtype != np.float16 else np.float32)
-        bad = ~(np.abs(s - 1.0) <= sum_tol)
+        dev = np.abs(s - 1.0)
+        bad = ~(dev <= sum_tol)
         if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+            limit = sum_tol
+            tol_note = f"tolerance {sum_tol:g}"
+            rounding = _rounding_tol(P, eps) if eps is not None else None
+            if rounding is not None:
+                tol, d, allowance = rounding
+                if math.isfinite(tol):
+                    limit = max(tol, sum_tol)
+                    if np.all(dev <= limit):
+                        return
+                    if allowance > sum_tol:  # the rounding widened the tolerance: say so
+                        tol_note = (
+                            f"tolerance {limit:.3g}, which allows for the rounding of "
+                            f"{P.shape[1]} values given to {d} decimals"
+                        )
+                elif np.all(dev <= allowance + (float(np.log2(P.shape[1])) + 2) * (eps or 0.0)):
+                    # the rows would pass as rounded values but for the cap: say so
+                    tol_note += (
+                        f"; the values have {d} decimals, and rounding {P.shape[1]} classes to "
+                        f"{d} decimals can move a row sum by up to {allowance:g}, more than the "
+                        f"{_MAX_ROUNDING:g} calipers allows for rounding without being told"
+                    )
+            i = int(np.flatnonzero(~(dev <= limit))[0])
             raise _err(
-                f"row {i} of probs sums to {s[i]:.10g}, not 1 (tolerance {sum_tol:g}); "
-                "pass renormalize=True to divide each row by its sum, or raise sum_tol"
+                f"row {i} of probs sums to {s[i]:.10g}, not 1 ({tol_note}). To divide each "
+                "row by its sum, validate with calipers.check_predictions(probs, labels, "
+                "renormalize=True); to accept the rows as they are, validate with "
+                "calipers.check_predictions(probs, labels, sum_tol=TOL) and a larger TOL. "
+                f"{_USE_PREDICTIONS}"
             )
+
+
+#: An entry below this is evidence of logits: no probability, however badly
+#: rounded, is this negative, while every row of log-probabilities has an entry
+#: <= -log 2 (and real logits spread over several units).
+_LOGIT_EVIDENCE = -0.5
+
+
+def _read_kind(S: np.ndarray, eps: float) -> tuple[str | None, str]:
+    """Read scores as ``"probs"`` or ``"logits"`` from their values, or say why not.
+
+    ``S`` is a non-empty ``(n, k)`` or ``(n,)`` float32/float64 NumPy array and
+    ``eps`` the machine epsilon of the dtype it arrived in. Returns
+    ``(kind, why)``; ``kind`` is None when the values could be read both ways,
+    and ``why`` is then the reason (otherwise the evidence), for messages.
+    Non-finite values raise. The rule (tolerance ``tol`` as the default
+    ``sum_tol`` of :func:`check_predictions`, rounding allowance included):
+
+    * ``(n, k)``: probabilities when every row lies on the simplex; logits when
+      some entry is below -0.5 and at most half of the rows sum to 1;
+      otherwise ambiguous (non-negative scores that are not probability
+      vectors, such as percentages or one-vs-rest outputs; entries that are
+      only slightly negative; most rows summing to 1 but not all).
+    * ``(n,)``: probabilities (P(y = 1)) when every value lies in ``[0, 1]``;
+      logits when some value is below -0.5; otherwise ambiguous. (A value in
+      ``[0, 1]`` is weak evidence on its own, so there is no majority rule as
+      for rows summing to 1.)
+
+    Cost for logits: one BLAS pass for the row sums (which is also the
+    finiteness check) and a look at the first rows for a negative entry; the
+    rest is O(n).
+    """
+    n = int(S.shape[0])
+    if S.ndim == 1:
+        tol = max(DEFAULT_SUM_TOL, 3 * eps)
+        lo, hi = float(S.min()), float(S.max())
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            i = int(np.flatnonzero(~np.isfinite(S))[0])
+            raise _err(f"scores must be finite; value {i} is {S[i].item()!r}")
+        if lo >= -tol and hi <= 1 + tol:
+            return "probs", f"every value lies in [0, 1] (within {tol:g}), so they are P(y = 1)"
+        if lo < _LOGIT_EVIDENCE:
+            j = int(np.argmin(S))
+            return "logits", f"value {j} is {S[j].item()!r}, and no probability is negative"
+        i = int(np.flatnonzero((S < -tol) | (S > 1 + tol))[0])
+        return None, (
+            f"value {i} is {S[i].item()!r}, outside [0, 1], but no value is below "
+            f"{_LOGIT_EVIDENCE:g} as logits almost always are (percentages or other "
+            "rescaled probabilities?)"
+        )
+    k = int(S.shape[1])
+    tol = max(DEFAULT_SUM_TOL, (float(np.log2(k)) + 2) * eps)
+    s = S @ np.ones(k, dtype=S.dtype)  # BLAS row sums; NaN and inf propagate
+    if not np.isfinite(s).all():
+        bad = ~np.isfinite(S)
+        if bad.any():
+            idx = _first_true(bad)
+            raise _err(f"scores must be finite; entry {idx} is {S[idx].item()!r}")
+    dev = np.abs(s - 1)
+    on = dev <= tol
+    n_on = int(on.sum())
+    if n_on == n:
+        lo, hi = float(S.min()), float(S.max())
+        if lo >= -tol and hi <= 1 + tol:
+            return "probs", f"every row lies on the probability simplex (within {tol:g})"
+        idx = _first_true((S < -tol) | (S > 1 + tol))
+        return None, (
+            f"every row sums to 1 as probabilities do, but entry {idx} is "
+            f"{S[idx].item()!r}, outside [0, 1]"
+        )
+    i = int(np.flatnonzero(~on)[0])
+    off = f"row {i} sums to {float(s[i]):.6g}"
+    # the smallest entry: a look at the first rows finds a logit below -0.5 at once;
+    # only when it does not is the whole matrix read (for probabilities, min and max)
+    lo = float(S[: max(1, (1 << 16) // k)].min())
+    if lo >= _LOGIT_EVIDENCE:
+        lo = float(S.min())
+    if lo >= -tol and float(S.max()) <= 1 + tol:
+        rounding = _rounding_tol(S, eps)
+        if rounding is not None and math.isfinite(rounding[0]):
+            s64 = S.sum(axis=1, dtype=np.float64)
+            if np.all(np.abs(s64 - 1) <= max(rounding[0], tol)):
+                return "probs", (
+                    f"every row lies on the probability simplex, within the rounding of "
+                    f"values given to {rounding[1]} decimals"
+                )
+        return None, (
+            f"every entry lies in [0, 1], but {off}, not 1 (logits that all lie in [0, 1], or "
+            "probabilities that are not normalised, such as one-vs-rest or multi-label outputs?)"
+        )
+    if 2 * n_on > n:
+        return None, f"{n_on} of the {n} rows sum to 1 as probabilities do, but {off}"
+    if lo < _LOGIT_EVIDENCE:
+        return "logits", f"{off}, not 1, and an entry is {lo:.6g}; no probability is negative"
+    if lo >= -tol:
+        return None, (
+            f"every entry is >= 0 as probabilities are, but {off}, not 1 (percentages, counts, "
+            "or one-vs-rest outputs?)"
+        )
+    return None, (
+        f"{off}, and the smallest entry is {lo:.6g}: negative, but not below "
+        f"{_LOGIT_EVIDENCE:g} as logits almost always are"
+    )
 
 
 def _eps(x: Array) -> float:
@@ -322,8 +549,9 @@ def _check_labels(labels: Any, n: int, k: int, binary: bool, like: Array) -> Arr
         yi = yn.astype(np.int64)
     else:
         raise _err(f"labels must be integers or booleans; got dtype {yn.dtype}")
-    out = (yi < 0) | (yi >= k)
-    if out.any():
+    # two reductions, no n-sized temporaries; the mask only to name the offender
+    if yi.shape[0] and (int(yi.min()) < 0 or int(yi.max()) >= k):
+        out = (yi < 0) | (yi >= k)
         i = int(np.flatnonzero(out)[0])
         raise _err(f"labels must be in [0, {k}); found {int(yi[i])} at row {i}")
     if is_torch(like):
@@ -423,6 +651,12 @@ def check_predictions(
         Absolute tolerance on ``|sum_k p_ik - 1|`` and on entries just outside
         ``[0, 1]``; default ``max(1e-4, (log2(k) + 2) * eps)`` with ``eps`` the
         machine epsilon of the input dtype (1e-4 for float32 and float64).
+        With the default, float32/float64 values printed with ``d`` decimals
+        (every entry a multiple of ``10**-d``, ``d <= 6``) may have row sums
+        off by up to ``k * 0.5 * 10**-d + (log2(k) + 2) * eps`` instead, the
+        most that honest rounding can do (5e-4 for 4 decimals and k = 10);
+        not when that allowance exceeds 0.05. Values are never changed. An
+        explicit ``sum_tol`` is used as given, without the allowance.
     validate : bool, default True
         Set to False only for trusted inputs: skips the value checks on
         ``probs`` (shapes and labels are still checked). Used by the
@@ -441,10 +675,16 @@ def check_predictions(
     --------
     >>> import numpy as np
     >>> from calipers.validation import check_predictions
-    >>> check_predictions(np.array([[0.5, 0.6]]), [0])
+    >>> check_predictions(np.array([[0.5, 0.6]]), [0])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    calipers.validation.CalibrationInputError: row 0 of probs sums to 1.1, not 1 (tolerance 0.0001); pass renormalize=True to divide each row by its sum, or raise sum_tol
+    calipers.validation.CalibrationInputError: row 0 of probs sums to 1.1, not 1 (tolerance 0.0001). To divide each row by its sum, validate with calipers.check_predictions(probs, labels, renormalize=True); ...
+    >>> P = check_predictions(np.array([[0.5, 0.6]]), [0], renormalize=True)
+    >>> np.round(P.probs, 4)
+    array([[0.4545, 0.5455]])
+    >>> rounded = np.array([[0.3333, 0.3333, 0.3333], [0.1667, 0.1667, 0.6667]])
+    >>> check_predictions(rounded, [0, 2]).probs is rounded   # 4 decimals: accepted as is
+    True
     >>> P = check_predictions(np.array([2.0, -1.0]), [1, 0], logits=True)
     >>> np.round(P.probs, 4)
     array([0.8808, 0.2689])
@@ -467,8 +707,10 @@ def check_predictions(
             f"probs has {k} column; calibration needs k >= 2 classes. For a binary "
             "problem pass P(y = 1) as a 1-D array of shape (n,)"
         )
+    rounding_eps = None  # the rounding allowance applies to the default tolerance only
     if sum_tol is None:
-        sum_tol = max(DEFAULT_SUM_TOL, (float(np.log2(k)) + 2) * _eps(x0))
+        rounding_eps = _eps(x0)
+        sum_tol = max(DEFAULT_SUM_TOL, (float(np.log2(k)) + 2) * rounding_eps)
     kept_logits = None
     if logits:
         z = x
@@ -501,7 +743,7 @@ def check_predictions(
             x = x / s
     top = None
     if validate and not logits:
-        top = _fast_check_probs(x, sum_tol)
+        top = _fast_check_probs(x, sum_tol, rounding_eps)
     y = _check_labels(labels, n, k, binary, x)
     w = _check_weight(sample_weight, n, x)
     return Predictions(
@@ -509,7 +751,9 @@ def check_predictions(
     )
 
 
-def _fast_check_probs(x: Array, sum_tol: float) -> tuple[Array, Array] | None:
+def _fast_check_probs(
+    x: Array, sum_tol: float, rounding_eps: float | None = None
+) -> tuple[Array, Array] | None:
     """Check value rules in one blocked pass; return the top-label pair.
 
     For ``(n, k)`` NumPy input the matrix is read in blocks of rows; per
@@ -519,7 +763,9 @@ def _fast_check_probs(x: Array, sum_tol: float) -> tuple[Array, Array] | None:
     ``<= 1 + sum_tol`` complete the range check. The arg-max and confidences are
     returned so the top-label lens does not read the matrix again. Any
     failure falls back to a slow diagnostic pass naming the first offending
-    entry.
+    entry; that pass (only) also grants the rounding allowance of values
+    printed with few decimals when ``rounding_eps`` is given (default
+    tolerance), and then returns normally.
     """
     if is_torch(x):
         import torch
@@ -531,7 +777,7 @@ def _fast_check_probs(x: Array, sum_tol: float) -> tuple[Array, Array] | None:
             ok = bool(torch.all((s - 1).abs() <= sum_tol)) and bool(x.min() >= -sum_tol)
             ok = ok and bool(x.max() <= 1 + sum_tol)
         if not ok:
-            _diagnose_probs(_np(x), sum_tol, x.ndim == 2)
+            _diagnose_probs(_np(x), sum_tol, x.ndim == 2, rounding_eps)
         return None
     if x.ndim == 1:
         lo, hi = x.min(), x.max()
@@ -562,5 +808,5 @@ def _fast_check_probs(x: Array, sum_tol: float) -> tuple[Array, Array] | None:
     ok = bool(np.all(np.abs(s - 1) <= sum_tol)) and lo >= -sum_tol
     ok = ok and bool(conf.max() <= 1 + sum_tol)
     if not ok:
-        _diagnose_probs(x, sum_tol, True)
+        _diagnose_probs(x, sum_tol, True, rounding_eps)
     return pred.astype(np.int64, copy=False), conf
