@@ -23,6 +23,7 @@ evidence of miscalibration.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -156,7 +157,9 @@ def consistency_test(
         ``(n, k)`` input, see :func:`calipers.ece`); any
         calipers metric works, e.g. ``functools.partial(cp.calibration_error,
         lens="classwise")``. With ``sample_weight`` it is called as
-        ``statistic(probs, labels, sample_weight=w)``.
+        ``statistic(probs, labels, sample_weight=w)``; a statistic with a
+        ``validate`` parameter (every calipers metric) gets ``validate=False``,
+        since the predictions were validated once on entry.
     n_resamples : int, default 1000
         Number B of synthetic data sets.
     resample_predictions : bool, default True
@@ -199,8 +202,18 @@ def consistency_test(
 
         statistic = ece
 
+    # the data were validated once, above (with the caller's tolerance, when a Predictions
+    # was passed): a statistic that can skip the value checks is told to, so rows that
+    # passed a custom sum_tol are not re-checked against the default one
+    kw: dict[str, Any] = {}
+    try:
+        if "validate" in inspect.signature(statistic).parameters:
+            kw["validate"] = False
+    except (TypeError, ValueError):  # builtins and some callables have no signature
+        pass
+
     def stat(p: np.ndarray, y: np.ndarray, ww: np.ndarray | None) -> float:
-        v = statistic(p, y) if ww is None else statistic(p, y, sample_weight=ww)
+        v = statistic(p, y, **kw) if ww is None else statistic(p, y, sample_weight=ww, **kw)
         v = float(v)
         if not np.isfinite(v):
             raise CalibrationInputError(f"the statistic returned a non-finite value ({v!r})")
