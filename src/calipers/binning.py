@@ -46,7 +46,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from ._backend import Array, as_float64_numpy, is_torch, to_numpy, weighted_bincount
-from .validation import DEFAULT_SUM_TOL, CalibrationInputError
+from .validation import DEFAULT_SUM_TOL, CalibrationInputError, check_integer
 
 __all__ = [
     "Binning",
@@ -204,6 +204,37 @@ def bin_statistics(
 # ----------------------------------------------------------------------------- edges
 
 
+#: Largest number of bins of any binning estimator (2**20: bins of width 1e-6 on [0, 1];
+#: the per-bin totals then take 40 MB).
+MAX_BINS = 1 << 20
+
+#: Bins are refused beyond ``max(n, FREE_BINS)`` for a slice of n samples.
+FREE_BINS = 1 << 16
+
+
+def check_bins_for_samples(n_bins: int, n: int) -> None:
+    """Refuse more bins than ``max(n, 2**16)`` for a slice of ``n`` samples.
+
+    With more bins than samples most bins are empty and the binned estimate
+    only measures noise; below 2**16 bins the cost is negligible, so the rule
+    bites only on large bin counts (``n_bins=10**6`` for 1000 samples). The
+    absolute limit :data:`MAX_BINS` is checked when the estimator is made.
+
+    Examples
+    --------
+    >>> check_bins_for_samples(15, 6)
+    >>> check_bins_for_samples(100_000, 1000)
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: n_bins = 100000 is more than the 1000 samples to bin and more than 65536; use at most max(n, 65536) bins
+    """
+    if n_bins > max(n, FREE_BINS):
+        raise CalibrationInputError(
+            f"n_bins = {n_bins} is more than the {n} samples to bin and more than {FREE_BINS}; "
+            f"use at most max(n, {FREE_BINS}) bins"
+        )
+
+
 def equal_width_edges(n_bins: int, dtype: Any = np.float64) -> np.ndarray:
     """Edges ``j / n_bins`` (j = 0..n_bins), correctly rounded to ``dtype``.
 
@@ -215,10 +246,12 @@ def equal_width_edges(n_bins: int, dtype: Any = np.float64) -> np.ndarray:
     >>> from calipers.binning import equal_width_edges
     >>> equal_width_edges(5)
     array([0. , 0.2, 0.4, 0.6, 0.8, 1. ])
+
+    ``n_bins`` must be an integer in ``[1, MAX_BINS]`` (``2**20``); booleans and
+    floats are refused (:func:`calipers.validation.check_integer`).
     """
-    if int(n_bins) != n_bins or n_bins < 1:
-        raise CalibrationInputError(f"n_bins must be a positive integer; got {n_bins!r}")
-    e = np.arange(int(n_bins) + 1, dtype=np.float64) / int(n_bins)
+    B = check_integer(n_bins, "n_bins", minimum=1, maximum=MAX_BINS)
+    e = np.arange(B + 1, dtype=np.float64) / B
     return e.astype(dtype)
 
 
@@ -528,8 +561,17 @@ class FixedEdges:
             raise CalibrationInputError(
                 "edges must be a finite, non-decreasing 1-D sequence of >= 2 values"
             )
+        if e.size - 1 > MAX_BINS:
+            raise CalibrationInputError(
+                f"edges define {e.size - 1} bins; at most {MAX_BINS} are allowed"
+            )
         _edge_rule(self.closed)
         object.__setattr__(self, "edges", e)
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins, ``len(edges) - 1``."""
+        return int(self.edges.size) - 1
 
     def assign(self, scores: Array, weights: Array | None = None) -> tuple[Array, int]:
         """Bin ids of ``scores``; scores outside ``[e_0, e_B]`` are an error."""

@@ -35,7 +35,13 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backend import as_float64_numpy, wrap_scalar
-from .binning import Binning, BinStatistics, EqualWidth, bin_statistics
+from .binning import (
+    Binning,
+    BinStatistics,
+    EqualWidth,
+    bin_statistics,
+    check_bins_for_samples,
+)
 from .divergences import Divergence, get_divergence
 from .lenses import Lens, LensSlice, get_lens
 from .selection import Selection, combine
@@ -98,6 +104,9 @@ def _slice_stats(sl: LensSlice, estimator: Binning) -> BinStatistics:
     arithmetic at n = 1e7.
     """
     s, t, w = sl.scores, sl.targets, sl.weights
+    n_bins = getattr(estimator, "n_bins", None)
+    if isinstance(n_bins, int):
+        check_bins_for_samples(n_bins, int(s.shape[0]))
     if (
         getattr(estimator, "pointwise", False)
         and isinstance(s, np.ndarray)

@@ -43,12 +43,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .binning import Binning, EqualMass, EqualWidth, FixedEdges, KDTree
+from .binning import MAX_BINS, Binning, EqualMass, EqualWidth, FixedEdges, KDTree
 from .calibration_error import calibration_error
 from .divergences import TVD, InterInterval, Lp
 from .lenses import grouping, top_k
 from .selection import ScoreInterval, threshold
-from .validation import CalibrationInputError, check_predictions
+from .validation import CalibrationInputError, check_integer, check_predictions
 
 __all__ = [
     "ece",
@@ -401,7 +401,8 @@ def nixon_even_bins(n_bins: int = 15) -> FixedEdges:
     >>> nixon_even_bins(5).edges.tolist()
     [0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0, 1.0]
     """
-    upper = np.histogram_bin_edges([], int(n_bins), (0.0, 1.0))[1:]
+    B = check_integer(n_bins, "n_bins", minimum=1, maximum=MAX_BINS)
+    upper = np.histogram_bin_edges([], B, (0.0, 1.0))[1:]
     return FixedEdges(np.r_[0.0, upper, 1.0], closed="left")
 
 

@@ -41,24 +41,24 @@ def _laplace_quadratic_form(x: np.ndarray, d: np.ndarray, h: float) -> float:
     def sweep(xv: np.ndarray, dv: np.ndarray) -> np.ndarray:
         decay = np.exp(-np.abs(np.diff(xv)) / h)  # factor between neighbours, in (0, 1]
         out = np.empty_like(dv)
-        acc = 0.0
-        prev_decay = 1.0
-        # chunked scan: within a chunk, L = cumdecay * cumsum(d / cumdecay) is
-        # unstable when cumdecay underflows, so restart whenever it gets small
+        carry = 0.0  # L at the element before the chunk, times the decay into the chunk
+        # chunked scan: within a chunk, L = cumdecay * (carry + cumsum(d / cumdecay)) is
+        # unstable when cumdecay underflows, so restart whenever it gets small. The
+        # cumulative decay starts at 1 on the chunk's first element (the decay into the
+        # chunk is folded into the carry), so it is never 0 where it divides, even
+        # when a decay underflows to 0 (bandwidths far below the gaps, e.g. 1e-12)
         i = 0
         n = len(dv)
         while i < n:
-            # product of decays from chunk start; stop the chunk before it < 1e-150
-            f = np.concatenate([[prev_decay if i > 0 else 1.0], decay[i : min(n - 1, i + 4095)]])
+            f = np.concatenate([[1.0], decay[i : min(n - 1, i + 4095)]])
             cum = np.cumprod(f)
             m = int(np.searchsorted(-cum, -1e-150, side="right"))  # cum >= 1e-150
             m = max(1, min(m, n - i))
             cum = cum[:m]
-            part = cum * (acc + np.cumsum(dv[i : i + m] / cum))
+            part = cum * (carry + np.cumsum(dv[i : i + m] / cum))
             out[i : i + m] = part
-            acc = part[-1]
             i += m
-            prev_decay = decay[i - 1] if i - 1 < n - 1 else 1.0
+            carry = float(part[-1]) * (float(decay[i - 1]) if i < n else 0.0)
         return out
 
     L = sweep(xs, ds)

@@ -115,12 +115,22 @@ class ScoreInterval:
 def threshold(eps: float = 0.01) -> ScoreInterval:
     """Scores strictly greater than ``eps`` (TACE; Nixon et al. 2019, code default 0.01).
 
+    ``eps`` must lie in ``[0, 1)``: a negative threshold would keep everything
+    silently, one of 1 or more would keep nothing.
+
     Examples
     --------
     >>> from calipers import threshold
     >>> threshold(0.01)
     ScoreInterval(low=0.01, high=inf, closed='right', dim=0)
     """
+    real = isinstance(eps, (int, float, np.integer, np.floating)) and not isinstance(
+        eps, (bool, np.bool_)
+    )
+    if not (real and 0.0 <= float(eps) < 1.0):
+        raise CalibrationInputError(
+            f"threshold must be a number in [0, 1) (probabilities above it are kept); got {eps!r}"
+        )
     return ScoreInterval(float(eps), float("inf"), closed="right")
 
 

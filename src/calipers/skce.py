@@ -37,6 +37,7 @@ import numpy as np
 
 from ._backend import as_float64_numpy, is_torch, wrap_scalar
 from ._parallel import thread_map
+from .quadratic_cost import check_quadratic_cost
 from .validation import CalibrationInputError, Predictions, check_positive, check_predictions
 
 __all__ = ["skce"]
@@ -243,6 +244,15 @@ def skce(
     Pr = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
+    if estimator != "block":
+        check_quadratic_cost(
+            Pr.n_samples,
+            Pr.n_classes,
+            seconds_per_pair=8e-10,  # 0.8 s at n = 10^4, k = 10 (benchmarks/bench_mmce_skce.py)
+            what=f"the {estimator} SKCE estimator",
+            alternative="estimator='block' (linear time, Widmann et al. 2019)",
+            on_gpu=Pr.is_torch and Pr.probs.device.type != "cpu",
+        )
     if is_torch(Pr.probs) and estimator != "block":
         P, E, w = _torch_residuals(Pr)  # the O(n^2) sum runs in torch, on the input's device
     else:

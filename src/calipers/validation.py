@@ -80,6 +80,7 @@ __all__ = [
     "Predictions",
     "check_predictions",
     "check_positive",
+    "check_integer",
     "DEFAULT_SUM_TOL",
 ]
 
@@ -581,13 +582,42 @@ def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise _err(f"sample_weight must be non-negative; found {wn[i].item()!r} at row {i}")
-    if not wn.sum() > 0:
+    wmax = float(wn.max()) if n else 0.0
+    if not wmax > 0:
         raise _err("sample_weight sums to 0; at least one sample needs a positive weight")
+    wn = _rescale_weights(wn, wmax)
     if is_torch(like):
         import torch
 
         return torch.as_tensor(wn, device=like.device)
     return wn
+
+
+#: Weights whose largest entry lies outside [2**-WEIGHT_EXPONENT_LIMIT,
+#: 2**WEIGHT_EXPONENT_LIMIT] are rescaled by a power of two (see _rescale_weights).
+WEIGHT_EXPONENT_LIMIT = 256
+
+
+def _rescale_weights(w: np.ndarray, wmax: float) -> np.ndarray:
+    """Weights scaled by a power of two when their size could overflow or underflow.
+
+    Every calipers quantity is a ratio of weighted sums (a weighted mean, or a
+    kernel regression), so multiplying all weights by the same power of two
+    leaves it unchanged, exactly: a power of two changes only the exponents.
+    Weights are rescaled only when the largest lies outside ``[2**-256,
+    2**256]``: there a total of up to 2**60 rows, or the products of two
+    weights in the pairwise kernel estimators, could overflow to ``inf`` or
+    underflow to 0 (``1e308`` weights summed to ``inf`` and ``1e-320`` weights
+    gave 0/0). Ordinary weights are returned bit for bit (SmoothECE's absolute
+    density floor makes it depend on the weights' scale; such weights have no
+    meaningful scale anyway). The scale makes the largest weight lie in
+    ``[0.5, 1)``; weights that fall below the smallest subnormal then become 0,
+    which changes a result by less than 2**-1074 of the largest weight.
+    """
+    e = math.frexp(wmax)[1]  # wmax = m * 2**e, 0.5 <= m < 1
+    if -WEIGHT_EXPONENT_LIMIT <= e <= WEIGHT_EXPONENT_LIMIT:
+        return w
+    return np.ldexp(w, -e)
 
 
 # --------------------------------------------------------------------------- main entry
@@ -614,6 +644,50 @@ def check_positive(value: Any, name: str = "bandwidth") -> float:
     if not (real and math.isfinite(float(value)) and float(value) > 0):
         raise CalibrationInputError(f"{name} must be a positive finite number; got {value!r}")
     return float(value)
+
+
+def check_integer(value: Any, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` as an int after checking it is an integer in ``[minimum, maximum]``.
+
+    The one validator of integer settings (numbers of bins, resamples, points,
+    classes ...). Python and NumPy integers are accepted; booleans (``True``
+    is not 1 bin), floats (even integral ones such as ``15.0``), strings and
+    arrays are refused rather than converted, so a setting is never silently
+    reinterpreted.
+
+    Parameters
+    ----------
+    value : Any
+        The setting as the caller passed it.
+    name : str
+        Its name, for the message.
+    minimum : int, default 1
+    maximum : int, optional
+        Inclusive upper bound (none by default).
+
+    Examples
+    --------
+    >>> check_integer(15, "n_bins")
+    15
+    >>> check_integer(True, "n_bins")
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: n_bins must be an integer >= 1; got True (a bool)
+    >>> check_integer(1.5, "n_bins")
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: n_bins must be an integer >= 1; got 1.5 (a float)
+    """
+    bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+    integral = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if not integral:
+        raise CalibrationInputError(
+            f"{name} must be an integer {bound}; got {value!r} (a {type(value).__name__})"
+        )
+    v = int(value)
+    if v < minimum or (maximum is not None and v > maximum):
+        raise CalibrationInputError(f"{name} must be an integer {bound}; got {v}")
+    return v
 
 
 def check_predictions(
