@@ -49,7 +49,13 @@ import numpy as np
 from ._backend import take_rows, to_numpy, wrap_scalar
 from .lenses import lens_arrays, resolve_lens
 from .nadaraya_watson import _GAUSS_RADIUS, KernelName, MethodName, NadarayaWatson, _Data, _ratio
-from .validation import CalibrationInputError, Predictions, check_predictions
+from .validation import (
+    MAX_POINTS,
+    CalibrationInputError,
+    Predictions,
+    check_integer,
+    check_predictions,
+)
 
 __all__ = [
     "CalibrationSharpness",
@@ -469,8 +475,7 @@ def calibration_sharpness(
     """
     divergence = _check_divergence(divergence)
     if grid is None:
-        if isinstance(n_points, bool) or int(n_points) != n_points or n_points < 2:
-            raise CalibrationInputError(f"n_points must be an integer >= 2; got {n_points!r}")
+        n_points = check_integer(n_points, "n_points", minimum=2, maximum=MAX_POINTS)
         x = np.linspace(0.0, 1.0, int(n_points))
     else:
         try:

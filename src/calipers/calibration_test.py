@@ -32,7 +32,12 @@ import numpy as np
 
 from ._backend import as_float64_numpy
 from .skce import L1ExponentialKernel, block_values, kernel_rows, residuals
-from .validation import CalibrationInputError, check_positive, check_predictions
+from .validation import (
+    CalibrationInputError,
+    check_integer,
+    check_positive,
+    check_predictions,
+)
 
 __all__ = ["CalibrationTestResult", "consistency_test", "skce_test"]
 
@@ -92,8 +97,7 @@ def _monte_carlo_p_value(observed: float, null: np.ndarray) -> float:
 
 
 def _check_resamples(n_resamples: int) -> int:
-    if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise CalibrationInputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+    return check_integer(n_resamples, "n_resamples", minimum=1)
     return int(n_resamples)
 
 
@@ -342,8 +346,8 @@ def skce_test(
     p, E = residuals(P)
     n = p.shape[0]
     if method == "block":
-        m = int(block_size)
-        if m != block_size or m < 2 or n // m < 2:
+        m = check_integer(block_size, "block_size", minimum=2)
+        if n // m < 2:
             raise CalibrationInputError(
                 f"block_size must be an integer >= 2 that leaves at least 2 blocks of the "
                 f"n={n} rows; got {block_size!r}"

@@ -37,7 +37,7 @@ from ._backend import wrap_scalar
 from .binning import Binning, BinStatistics, EqualMass
 from .calibration_error import binned_statistics
 from .lenses import Lens
-from .validation import CalibrationInputError, check_predictions
+from .validation import CalibrationInputError, check_integer, check_predictions
 
 __all__ = ["debiased_calibration_error"]
 
@@ -225,8 +225,8 @@ def debiased_calibration_error(
         raise CalibrationInputError(
             f"method='unbiased' is the p = 2 estimator; got p={p!r} (use method='normal')"
         )
-    if method == "normal" and (int(n_resamples) != n_resamples or n_resamples < 1):
-        raise CalibrationInputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+    if method == "normal":
+        check_integer(n_resamples, "n_resamples", minimum=1)
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )

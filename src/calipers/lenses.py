@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from ._backend import Array, is_torch, to_numpy
-from .validation import CalibrationInputError, Predictions
+from .validation import CalibrationInputError, Predictions, check_integer
 
 __all__ = [
     "LensSlice",
@@ -230,8 +230,7 @@ def top_k(k: int) -> Lens:
     >>> sl.scores.round(2).tolist(), sl.targets.tolist()
     ([[0.5, 0.3, 0.2]], [[0.0, 1.0, 0.0]])
     """
-    if int(k) != k or k < 1:
-        raise CalibrationInputError(f"k must be a positive integer; got {k!r}")
+    k = check_integer(k, "k", minimum=1)
 
     def lens(P: Predictions) -> Iterator[LensSlice]:
         p: Any = P.full_probs()

@@ -38,7 +38,13 @@ import numpy as np
 from ._backend import as_float64_numpy, is_torch, wrap_scalar
 from ._parallel import thread_map
 from .quadratic_cost import check_quadratic_cost
-from .validation import CalibrationInputError, Predictions, check_positive, check_predictions
+from .validation import (
+    CalibrationInputError,
+    Predictions,
+    check_integer,
+    check_positive,
+    check_predictions,
+)
 
 __all__ = ["skce"]
 
@@ -261,8 +267,8 @@ def skce(
         if estimator == "block":
             if Pr.sample_weight is not None:
                 raise CalibrationInputError("sample_weight is not supported by the block estimator")
-            m = int(block_size)
-            if m < 2 or m > n:
+            m = check_integer(block_size, "block_size", minimum=2)
+            if m > n:
                 raise CalibrationInputError(f"block_size must be in [2, n={n}]; got {block_size!r}")
             return wrap_scalar(float(np.mean(block_values(P, E, m, bw))), Pr.probs)
         w = np.ones(n) if Pr.sample_weight is None else as_float64_numpy(Pr.sample_weight)

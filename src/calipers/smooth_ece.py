@@ -61,7 +61,13 @@ import numpy as np
 
 from ._backend import wrap_scalar
 from .lenses import lens_arrays
-from .validation import CalibrationInputError, check_positive, check_predictions
+from .validation import (
+    MAX_POINTS,
+    CalibrationInputError,
+    check_integer,
+    check_positive,
+    check_predictions,
+)
 
 __all__ = ["smece", "smece_bandwidth", "smooth_reliability", "SmoothReliability"]
 
@@ -505,10 +511,8 @@ def smooth_reliability(
     True
     """
     s = None if bandwidth is None else _check_bandwidth(bandwidth)
-    if n_points is not None and (
-        isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2
-    ):
-        raise CalibrationInputError(f"n_points must be an integer >= 2; got {n_points!r}")
+    if n_points is not None:
+        n_points = check_integer(n_points, "n_points", minimum=2, maximum=MAX_POINTS)
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )

@@ -646,6 +646,10 @@ def check_positive(value: Any, name: str = "bandwidth") -> float:
     return float(value)
 
 
+#: Largest evaluation grid (points of a curve) any function accepts.
+MAX_POINTS = 1 << 22
+
+
 def check_integer(value: Any, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
     """``value`` as an int after checking it is an integer in ``[minimum, maximum]``.
 

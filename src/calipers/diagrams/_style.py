@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..validation import CalibrationInputError, Predictions, check_predictions
+from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -350,9 +350,7 @@ def resolve_models(
 
 def axes_grid(n: int, ncols: int | None, panel_w: float, panel_h: float, **kw: Any) -> Any:
     """A new figure with ``n`` panels on a grid; returns (fig, flat list of n axes)."""
-    ncols = min(n, 3) if ncols is None else int(ncols)
-    if ncols < 1:
-        raise CalibrationInputError(f"ncols must be a positive integer; got {ncols!r}")
+    ncols = min(n, 3) if ncols is None else check_integer(ncols, "ncols", minimum=1)
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
     fig = new_figure(panel_w * ncols, panel_h * nrows)

@@ -22,7 +22,7 @@ from .._backend import to_numpy
 from ..binning import Binning, BinStatistics, EqualWidth, FixedEdges
 from ..calibration_error import binned_statistics, calibration_error
 from ..lenses import Lens, LensSlice, get_lens, resolve_lens, single_class
-from ..validation import CalibrationInputError, Predictions, check_predictions
+from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
 from ._style import (
     BAR_COLOR,
     DOUBLE_COLUMN,
@@ -114,8 +114,7 @@ def _bootstrap_bins(
     seed: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval of every bin's mean target (rows resampled, bins fixed)."""
-    if int(n_bootstrap) != n_bootstrap or n_bootstrap < 2:
-        raise CalibrationInputError(f"n_bootstrap must be an integer >= 2; got {n_bootstrap!r}")
+    n_bootstrap = check_integer(n_bootstrap, "n_bootstrap", minimum=2)
     rng = np.random.default_rng(seed)
     n = ids.shape[0]
     reps = np.full((int(n_bootstrap), n_bins), np.nan)

@@ -9,7 +9,7 @@ import numpy as np
 from .._backend import to_numpy
 from ..lenses import lens_arrays, resolve_lens
 from ..smooth_ece import SmoothReliability, smooth_reliability
-from ..validation import CalibrationInputError, check_predictions
+from ..validation import CalibrationInputError, check_integer, check_predictions
 from ._style import (
     DENSITY_COLOR,
     GAP_COLOR,
@@ -162,8 +162,7 @@ def smooth_reliability_diagram(
     shown = dens > MIN_RELATIVE_DENSITY * float(np.max(dens))
     band = None
     if intervals == "bootstrap":
-        if int(n_bootstrap) != n_bootstrap or n_bootstrap < 2:
-            raise CalibrationInputError(f"n_bootstrap must be an integer >= 2; got {n_bootstrap!r}")
+        n_bootstrap = check_integer(n_bootstrap, "n_bootstrap", minimum=2)
         rng = np.random.default_rng(seed)
         n = P.n_samples
         w0 = (
