@@ -384,6 +384,35 @@ def _bare(arr: np.ndarray, where: str, logits: bool | None, desc: str, eps: floa
     return _Read(arr, kind, None, f"{desc} {why}", "values")
 
 
+def _sniff(path: Path) -> str:
+    """What a non-NumPy file looks like from its first bytes (for messages only).
+
+    Returns ``"pickle"`` for a pickle stream (protocol 2 or later starts with
+    0x80) or a NumPy file or zip archive (which NumPy refused for its pickled
+    objects), otherwise a phrase such as ``": it looks like CSV (first line ...)"``.
+    Nothing is parsed or unpickled.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return ""
+    if head[:1] == b"\x80" or head[:6] == b"\x93NUMPY" or head[:2] == b"PK":
+        # a pickle stream, or a NumPy file / zip archive holding pickled objects
+        return "pickle"
+    if head[:4] == b"PAR1":
+        return ": it is a Parquet file"
+    if not head:
+        return ": it is empty"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    first = text.splitlines()[0] if text.splitlines() else ""
+    sep = "CSV" if "," in first else "text"
+    return f": it looks like {sep} (first line {first[:60]!r})"
+
+
 def _np_load(path: Path, what: str) -> Any:
     """``np.load`` with ``allow_pickle=False`` and messages that say what to do."""
     try:
@@ -397,6 +426,15 @@ def _np_load(path: Path, what: str) -> Any:
     except ValueError as exc:
         text = str(exc)
         if "pickle" in text.lower():
+            # NumPy says "pickled data" for any file that is neither .npy nor .npz:
+            # look at the first bytes before saying what the file is
+            kind = _sniff(path)
+            if kind != "pickle":
+                raise _err(
+                    f"{what} '{path}' is not a NumPy file (neither .npy nor an .npz "
+                    f"archive){kind}; read it with the reader of its format, or rename it "
+                    "to its real extension (.csv, .parquet, .pt)"
+                ) from None
             raise _err(f"{what} '{path}' contains pickled Python objects; {_PICKLE_HINT}") from None
         raise _err(
             f"{what} '{path}' is not a NumPy file ({text}); save it with np.save or np.savez"
