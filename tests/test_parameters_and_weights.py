@@ -146,3 +146,20 @@ def test_the_cost_estimate_scales_as_n_squared_k() -> None:
         2000, 20, seconds_per_pair=1e-9, what="x", alternative="y"
     )
     assert a == pytest.approx(0.01) and b == pytest.approx(8 * a)
+
+
+def test_brier_makes_no_float64_copy_of_a_float32_matrix() -> None:
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    p = rng.random((100_000, 50), dtype=np.float32)
+    p /= p.sum(1, keepdims=True)
+    y = rng.integers(0, 50, 100_000)
+    tracemalloc.start()
+    got = cp.brier(p, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 0.25 * p.nbytes  # a float64 copy alone would be 2 x the input
+    onehot = np.eye(50)[y]
+    expected = np.mean(np.sum((p.astype(np.float64) - onehot) ** 2, axis=1))
+    assert got == pytest.approx(expected, rel=1e-12)

@@ -81,3 +81,26 @@ def weighted_bincount(ids: Array, weights: Array | None, minlength: int) -> np.n
     if weights is None:
         return np.bincount(ids, minlength=minlength).astype(np.float64)[:minlength]
     return np.bincount(ids, weights=weights, minlength=minlength)[:minlength]
+
+
+def row_sum_of_squares(p: np.ndarray) -> np.ndarray:
+    """``sum_k p_ik^2`` for every row, in float64, without a float64 copy of ``p``.
+
+    Rows are converted to float64 in cache-sized blocks (squares of float32
+    values are exact in float64), so the peak extra memory is one block, not a
+    copy of the matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> row_sum_of_squares(np.array([[0.5, 0.5], [1.0, 0.0]], dtype=np.float32)).tolist()
+    [0.5, 1.0]
+    """
+    n = p.shape[0]
+    out = np.empty(n)
+    step = max(1, (1 << 16) // max(1, p.shape[1]))
+    vecdot = getattr(np, "vecdot", None)  # NumPy >= 2.0
+    for i in range(0, n, step):
+        blk = np.asarray(p[i : i + step], dtype=np.float64)
+        out[i : i + step] = vecdot(blk, blk) if vecdot else np.einsum("ij,ij->i", blk, blk)
+    return out

@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backend import take_rows, to_numpy, wrap_scalar
+from ._backend import row_sum_of_squares, take_rows, to_numpy, wrap_scalar
 from .lenses import lens_arrays, resolve_lens
 from .nadaraya_watson import _GAUSS_RADIUS, KernelName, MethodName, NadarayaWatson, _Data, _ratio
 from .validation import (
@@ -129,7 +129,6 @@ def _full_divergence(P: Predictions, divergence: DivergenceName) -> np.ndarray:
     logits when they were given.
     """
     labels = np.asarray(to_numpy(P.labels), dtype=np.int64)
-    n = labels.shape[0]
     if divergence == "kl" and P.logits is not None:
         from scipy.special import log_expit, logsumexp
 
@@ -149,15 +148,8 @@ def _full_divergence(P: Predictions, divergence: DivergenceName) -> np.ndarray:
     if divergence == "kl":
         with np.errstate(divide="ignore"):
             return np.asarray(-np.log(py), dtype=np.float64)
-    # sum_k p_k^2 - 2 p_y + 1 in float64 (squares of float32 values are exact), in
-    # cache-sized row chunks: no full float64 copy of the matrix
-    sq = np.empty(n)
-    step = max(1, (1 << 16) // max(1, p.shape[1]))
-    vecdot = getattr(np, "vecdot", None)  # NumPy >= 2.0
-    for i in range(0, n, step):
-        blk = np.asarray(p[i : i + step], dtype=np.float64)
-        sq[i : i + step] = vecdot(blk, blk) if vecdot else np.einsum("ij,ij->i", blk, blk)
-    return np.asarray(sq - 2.0 * py + 1.0, dtype=np.float64)
+    # sum_k p_k^2 - 2 p_y + 1 in float64, without a float64 copy of the matrix
+    return np.asarray(row_sum_of_squares(p) - 2.0 * py + 1.0, dtype=np.float64)
 
 
 def _binary_divergence(p: np.ndarray, y: np.ndarray, divergence: DivergenceName) -> np.ndarray:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backend import is_torch, take_rows, wrap_scalar
+from ._backend import is_torch, row_sum_of_squares, take_rows, wrap_scalar
 from .validation import CalibrationInputError, Predictions, check_predictions
 
 __all__ = ["accuracy", "nll", "brier"]
@@ -239,10 +239,10 @@ def brier(
     if P.binary:
         per = (np.asarray(p, dtype=np.float64) - P.labels) ** 2
     else:
-        # sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_y + 1, without a one-hot matrix
-        p64 = np.asarray(p, dtype=np.float64)
-        py = take_rows(p64, P.labels)
-        per = np.einsum("ij,ij->i", p64, p64) - 2 * py + 1
+        # sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_y + 1, without a one-hot matrix and
+        # without a float64 copy of a float32 matrix (rows squared in float64 blocks)
+        py = np.asarray(take_rows(p, P.labels), dtype=np.float64)
+        per = row_sum_of_squares(p) - 2 * py + 1
         if reduction == "mean":
             per = per / P.n_classes
     return _ret(_wmean(per, P), P)
