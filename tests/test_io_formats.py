@@ -360,16 +360,13 @@ def test_pt_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 @needs_torch
 def test_detection_rules_by_hand(tmp_path: Path) -> None:
-    """The documented rules on small arrays whose answer is evident."""
+    """The documented rules (the recalibrators' rule) on small arrays whose answer is evident."""
     cases: list[tuple[list[Any], str]] = [
         ([[0.5, 0.5], [1.0, 0.0]], "probs"),  # rows on the simplex
         ([[0.5, 0.5 + 5e-5]], "probs"),  # within the 1e-4 default tolerance
         ([0.2, 0.9, 1.0, 0.0], "probs"),  # 1-D in [0, 1]: P(y = 1)
-        ([[0.5, 1.5]], "logits"),  # entry above 1
-        ([[0.1, -0.2], [0.3, 0.3]], "logits"),  # entry below 0
-        ([0.2, 3.0], "logits"),  # 1-D with an entry outside [0, 1]
-        ([[0.5, float("inf")]], "logits"),
-        ([[float("nan"), 2.0]], "logits"),  # NaN does not hide an out-of-range entry
+        ([[2.0, -1.5], [0.3, -0.7]], "logits"),  # below -0.5, rows not summing to 1
+        ([0.2, -3.0], "logits"),  # 1-D with a value below -0.5
     ]
     for i, (values, want) in enumerate(cases):
         f = _pt(tmp_path / f"d{i}.pt", torch.tensor(values, dtype=torch.float64))
@@ -384,23 +381,31 @@ def test_detection_messages(tmp_path: Path) -> None:
     pf = read_predictions(_pt(tmp_path / "a.pt", torch.tensor([[0.5, 0.5], [0.25, 0.75]])))
     assert pf.note == (
         "one (2, 2) tensor detected as probabilities from the values: every row lies on the "
-        "probability simplex (entries in [0, 1], rows summing to 1, within 0.0001); pass "
-        "logits=True (--logits) if they are logits"
+        "probability simplex (within 0.0001); pass logits=True (--logits) if they are logits"
     )
     pf = read_predictions(_pt(tmp_path / "b.pt", torch.tensor([[0.5, 0.5], [0.25, -1.5]])))
     assert pf.note == (
-        "one (2, 2) tensor detected as logits from the values: entry [1, 1] = -1.5 lies "
-        "outside [0, 1]; pass logits=False (--probs) if they are probabilities"
+        "one (2, 2) tensor detected as logits from the values: row 1 sums to -1.25, not 1, "
+        "and an entry is -1.5; no probability is negative; pass logits=False (--probs) if "
+        "they are probabilities"
     )
 
 
 @pytest.mark.parametrize(
     ("values", "reason"),
     [
-        ([[0.5, 0.5], [0.25, 0.25]], r"every entry lies in \[0, 1\] but row 1 sums to 0\.5, not 1"),
-        ([[0.5, 0.5 + 2e-4]], r"row 0 sums to 1\.0002, not 1 \(tolerance 0\.0001\)"),
-        ([[0.5, float("nan")]], r"entry \[0, 1\] is NaN and no entry lies outside \[0, 1\]"),
-        ([0.5, float("nan")], r"entry \[1\] is NaN"),
+        (
+            [[0.5, 0.5], [0.25, 0.25]],
+            r"every entry lies in \[0, 1\], but row 1 sums to 0\.5, not 1",
+        ),
+        ([[0.5, 0.5 + 2e-4]], r"row 0 sums to 1\.0002, not 1"),
+        ([[0.5, float("nan")]], r"scores must be finite; entry \(0, 1\) is nan"),
+        ([0.5, float("nan")], r"value 1 is nan"),
+        ([[0.5, float("inf")]], r"entry \(0, 1\) is inf"),
+        # probabilities scaled by 1.01 or given as percentages are not read as logits
+        ([[0.5, 1.5]], r"every entry is >= 0 as probabilities are, but row 0 sums to 2"),
+        ([0.2, 3.0], r"value 1 is 3\.0, outside \[0, 1\], but no value is below -0\.5"),
+        ([[0.1, -0.2], [0.3, 0.3]], r"negative, but not below -0\.5"),
     ],
 )
 @needs_torch

@@ -89,14 +89,19 @@ The returned :attr:`PredictionFile.kind` says which was read, and
     class columns not named ``logit*``, hold probabilities.
 ``"values"``
     A bare array (a tensor in a ``.pt`` file, the ``scores`` of a ``.pt``
-    tuple, an unnamed Parquet list column) is read as probabilities only if
-    every row lies on the probability simplex (entries in ``[-tol, 1 + tol]``
-    and each row summing to 1 within ``tol``; a 1-D array holds P(y = 1), so
-    every value in ``[-tol, 1 + tol]``), and as logits only if some entry lies
-    outside ``[0, 1]``. ``tol`` is the default ``sum_tol`` of
+    tuple, an unnamed Parquet list column) is read by the rule the
+    recalibrators use: as probabilities only if every row lies on the
+    probability simplex (entries in ``[-tol, 1 + tol]`` and each row summing
+    to 1 within ``tol``, or within the rounding of values printed to d
+    decimals; a 1-D array holds P(y = 1), so every value in
+    ``[-tol, 1 + tol]``), and as logits only if some entry is below -0.5
+    and at most half of the rows sum to 1 (no probability is that
+    negative). ``tol`` is the default ``sum_tol`` of
     :func:`calipers.check_predictions`, ``max(1e-4, (log2(k) + 2) * eps)``
     with ``eps`` the machine epsilon of the stored dtype. Anything else
-    (entries all in ``[0, 1]`` but a row not summing to 1, or NaN) is
+    (entries all in ``[0, 1]`` but a row not summing to 1; non-negative rows
+    that are not probabilities, such as percentages or probabilities scaled
+    by 1.01; entries only slightly negative; NaN or infinity) is
     ambiguous and raises :class:`PredictionFileError` asking for
     ``logits=True`` or ``logits=False``. The choice and its reason are written
     in :attr:`PredictionFile.note`.
@@ -312,66 +317,44 @@ def _flag_kind(logits: bool) -> Kind:
 def _detect_kind(arr: np.ndarray, where: str, eps: float | None = None) -> tuple[Kind, str]:
     """Probabilities or logits from the values of a bare array, only when unambiguous.
 
-    Probabilities when every row is on the simplex within the default
-    ``sum_tol`` of :func:`calipers.check_predictions`; logits when some entry
-    lies outside ``[0, 1]``; otherwise a :class:`PredictionFileError`.
+    The rule of the recalibrators (:func:`calipers.validation` ``_read_kind``),
+    so a file and an array in memory are read alike: probabilities when every
+    row lies on the simplex (within the default ``sum_tol`` of
+    :func:`calipers.check_predictions`, honest rounding of printed decimals
+    included); logits when some entry is below -0.5 and at most half of the
+    rows sum to 1 (no probability is that negative); otherwise a
+    :class:`PredictionFileError` saying why both readings are possible
+    (e.g. probabilities scaled by 1.01, percentages, one-vs-rest outputs).
     ``eps`` is the machine epsilon of the stored dtype (taken from ``arr``
     when None).
     """
-    from .validation import DEFAULT_SUM_TOL
+    from .validation import CalibrationInputError, _read_kind
 
     if arr.ndim not in (1, 2):
         raise _shape_error(where, arr.shape)
     if eps is None:
         eps = float(np.finfo(arr.dtype if arr.dtype.kind == "f" else np.float64).eps)
-    k = 2 if arr.ndim == 1 else max(int(arr.shape[1]), 1)
-    tol = max(DEFAULT_SUM_TOL, (float(np.log2(k)) + 2) * eps)
-    a = np.asarray(arr, dtype=np.float64)
+    a = arr if arr.dtype in (np.float32, np.float64) else np.asarray(arr, dtype=np.float64)
     pass_hint = "pass logits=True or logits=False (on the command line --logits or --probs)"
-    in_range = (a >= -tol) & (a <= 1 + tol)  # False for NaN
-    if a.ndim == 2:
-        sums = a.sum(axis=1)
-        sums_ok = np.abs(sums - 1.0) <= tol
-    else:
-        sums = np.ones(a.shape[0])
-        sums_ok = np.ones(a.shape[0], dtype=bool)
-    if bool(in_range.all()) and bool(sums_ok.all()):
+    what = f"{where}: cannot tell whether the {arr.shape} array holds probabilities or logits"
+    if a.size == 0:
+        raise _err(f"{what}: it is empty; {pass_hint}")
+    try:
+        kind, why = _read_kind(a, eps)
+    except CalibrationInputError as exc:  # a NaN or an infinity
+        raise _err(f"{what}: {exc}; {pass_hint}") from None
+    if kind is None:
+        raise _err(f"{what}: {why}; {pass_hint}")
+    if kind == "probs":
         if a.ndim == 1:
-            why = (
-                f"every value lies in [0, 1] (within {tol:g}), so they are read as P(y = 1) of "
-                "a binary problem"
-            )
-        else:
-            why = (
-                "every row lies on the probability simplex (entries in [0, 1], rows "
-                f"summing to 1, within {tol:g})"
-            )
+            why += ", read as P(y = 1) of a binary problem"
         return "probs", (
             f"detected as probabilities from the values: {why}; pass logits=True "
             "(--logits) if they are logits"
         )
-    outside = ~np.isnan(a) & ((a < 0) | (a > 1))
-    if bool(outside.any()):
-        idx = tuple(int(i) for i in np.argwhere(outside)[0])
-        loc = "[" + ", ".join(map(str, idx)) + "]"
-        return "logits", (
-            f"detected as logits from the values: entry {loc} = {float(a[idx]):g} lies "
-            "outside [0, 1]; pass logits=False (--probs) if they are probabilities"
-        )
-    nan = np.isnan(a)
-    if bool(nan.any()):
-        idx = tuple(int(i) for i in np.argwhere(nan)[0])
-        loc = "[" + ", ".join(map(str, idx)) + "]"
-        reason = f"entry {loc} is NaN and no entry lies outside [0, 1]"
-    else:
-        i = int(np.flatnonzero(~sums_ok)[0])
-        reason = (
-            f"every entry lies in [0, 1] but row {i} sums to {float(sums[i]):.10g}, "
-            f"not 1 (tolerance {tol:g})"
-        )
-    raise _err(
-        f"{where}: cannot tell whether the {arr.shape} array holds probabilities or logits: "
-        f"{reason}; {pass_hint}"
+    return "logits", (
+        f"detected as logits from the values: {why}; pass logits=False (--probs) if they "
+        "are probabilities"
     )
 
 
