@@ -98,7 +98,6 @@ def _monte_carlo_p_value(observed: float, null: np.ndarray) -> float:
 
 def _check_resamples(n_resamples: int) -> int:
     return check_integer(n_resamples, "n_resamples", minimum=1)
-    return int(n_resamples)
 
 
 def _draw_labels(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -337,6 +336,7 @@ def skce_test(
     if method not in ("block", "quadratic"):
         raise CalibrationInputError(f"method must be 'block' or 'quadratic'; got {method!r}")
     bw = check_positive(bandwidth)
+    _check_resamples(n_resamples)  # checked even for the block test, which draws none
     if sample_weight is not None:
         raise CalibrationInputError(
             "skce_test does not support sample_weight (its null distributions assume "

@@ -225,8 +225,7 @@ def debiased_calibration_error(
         raise CalibrationInputError(
             f"method='unbiased' is the p = 2 estimator; got p={p!r} (use method='normal')"
         )
-    if method == "normal":
-        check_integer(n_resamples, "n_resamples", minimum=1)
+    check_integer(n_resamples, "n_resamples", minimum=1)  # checked even when unused
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )

@@ -601,18 +601,22 @@ WEIGHT_EXPONENT_LIMIT = 256
 def _rescale_weights(w: np.ndarray, wmax: float) -> np.ndarray:
     """Weights scaled by a power of two when their size could overflow or underflow.
 
-    Every calipers quantity is a ratio of weighted sums (a weighted mean, or a
-    kernel regression), so multiplying all weights by the same power of two
-    leaves it unchanged, exactly: a power of two changes only the exponents.
     Weights are rescaled only when the largest lies outside ``[2**-256,
     2**256]``: there a total of up to 2**60 rows, or the products of two
     weights in the pairwise kernel estimators, could overflow to ``inf`` or
     underflow to 0 (``1e308`` weights summed to ``inf`` and ``1e-320`` weights
-    gave 0/0). Ordinary weights are returned bit for bit (SmoothECE's absolute
-    density floor makes it depend on the weights' scale; such weights have no
-    meaningful scale anyway). The scale makes the largest weight lie in
-    ``[0.5, 1)``; weights that fall below the smallest subnormal then become 0,
-    which changes a result by less than 2**-1074 of the largest weight.
+    gave 0/0). Ordinary weights are returned bit for bit. The scale makes the
+    largest weight lie in ``[0.5, 1)``; a power of two changes only the
+    exponents, so every ratio of weighted sums (ECE and the other binned
+    errors on fixed bins, NLL, Brier, accuracy, KS, MMCE, kernel regressions)
+    is exactly what the original weights give. The estimators that read
+    weights as repetition counts (equal-mass edges and k-d tree leaf sizes at
+    rounded positions, the unbiased SKCE, the KDE rule-of-thumb bandwidth,
+    SmoothECE's absolute density floor) depend on the weights' scale; weights
+    beyond ``2**+-256`` have no meaningful scale as counts, and those
+    estimators see the rescaled ones. Weights that fall below the smallest
+    subnormal after scaling become 0, which changes a result by less than
+    2**-1074 of the largest weight.
     """
     e = math.frexp(wmax)[1]  # wmax = m * 2**e, 0.5 <= m < 1
     if -WEIGHT_EXPONENT_LIMIT <= e <= WEIGHT_EXPONENT_LIMIT:
