@@ -242,8 +242,10 @@ def test_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert rows[("logistic_regression", "TemperatureScaling")]["metrics"]["nll"] == pytest.approx(
         cp.nll(p_ts, d.labels[test]), rel=1e-9
     )
-    # TS cannot take the naive Bayes probabilities (exact zeros): a row that says why
-    assert "not applicable" in rows[("gaussian_nb", "TemperatureScaling")]["flags"][0]
+    # TS cannot take the naive Bayes probabilities (exact zeros): no row, a note that says why
+    assert ("gaussian_nb", "TemperatureScaling") not in rows
+    (na,) = [x for x in rep["not_applicable"] if x["model"] == "gaussian_nb"]
+    assert na["method"] == "TemperatureScaling" and "needs logits" in na["reason"]
     assert rows[("gaussian_nb", "uncalibrated")]["metrics"]["nll"] == "inf"
     assert len(list((target / "figures").glob("*.png"))) == 3 * 7
     html_text = (target / "report.html").read_text()

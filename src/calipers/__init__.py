@@ -26,6 +26,11 @@ from .calibration_sharpness import (
     confidence_calibration_error,
 )
 from .calibration_test import CalibrationTestResult, consistency_test, skce_test
+from .confidence_interval import (
+    ConfidenceInterval,
+    confidence_interval,
+    paired_confidence_interval,
+)
 from .debiased_calibration_error import debiased_calibration_error
 from .decomposition import corp_decomposition, murphy_decomposition
 from .diagrams import (
@@ -173,6 +178,9 @@ __all__ = [
     "recalibration_improvement",
     # calibration tests
     "consistency_test",
+    "confidence_interval",
+    "paired_confidence_interval",
+    "ConfidenceInterval",
     "skce_test",
     "CalibrationTestResult",
     # binning-free calibration errors

@@ -204,14 +204,25 @@ def _build_table(
                 f"never clips silently{clip_hint}."
             )
     notes.extend(extra_notes)
+    any_binary = any(P.binary for _, P in models)
+    any_multi = any(not P.binary for _, P in models)
+    lens_text = (
+        "P(y = 1) against y for 1-D binary input, the top label (confidence against "
+        "correctness) for (n, k) input"
+        if any_binary and any_multi
+        else "P(y = 1) against y (1-D binary input: the positive class, as scikit-learn, "
+        "torchmetrics, relplot and netcal read it)"
+        if any_binary
+        else "top label"
+    )
     notes.append(
-        f"ECE, MCE, bin-avg ECE: top label, {n_bins} equal-width bins (lo, hi]; ECE weights bins "
-        "by size, MCE takes the largest gap, bin-avg ECE the plain mean over non-empty bins. "
-        f"RMSCE: top label, {n_bins} equal-mass bins, root mean square. ACE, TACE: class-wise, "
+        f"ECE, MCE, bin-avg ECE: {lens_text}, {n_bins} equal-width bins (lo, hi]; ECE weights "
+        "bins by size, MCE takes the largest gap, bin-avg ECE the plain mean over non-empty bins. "
+        f"RMSCE: same lens, {n_bins} equal-mass bins, root mean square. ACE, TACE: class-wise, "
         f"{n_bins} equal-mass ranges over entries p > 0 (ACE) or p > 0.01 (TACE). SCE: "
         f"class-wise, {n_bins} equal-width bins, p > 0. classwise ECE: {n_bins} equal-width "
         "bins per class, mean over classes. Brier: sum over classes"
-        + (" ((p - y)^2 for binary P(y = 1) input)" if any(P.binary for _, P in models) else "")
+        + (" ((p - y)^2 for binary P(y = 1) input)" if any_binary else "")
         + ". NLL: nats. Arg-max ties go to the lowest class index."
     )
     settings = {
@@ -832,7 +843,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="N",
-        help="95%% bootstrap intervals from N resamples (default: none)",
+        help="95%% bootstrap intervals (basic bootstrap, docs/intervals.md) from N "
+        "resamples of the test rows; also decides the flags with paired intervals "
+        "(default: none; progress goes to stderr, one line per step in logs)",
     )
     rep.add_argument(
         "--null-resamples",
@@ -908,10 +921,17 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
 
 #: Validation-layer advice and the command-line option that follows it.
 _CLI_OPTIONS = {
-    "pass renormalize=True": "pass --renormalize",
+    " Pass the Predictions it returns in place of probs (labels=None); every metric, "
+    "diagram and recalibrator accepts it.": "",
+    "validate with calipers.check_predictions(probs, labels, renormalize=True)": "pass --renormalize",
+    "validate with calipers.check_predictions(probs, labels, sum_tol=TOL) and a larger TOL": (
+        "raise --sum-tol"
+    ),
+    "validate with calipers.check_predictions(probs, labels, clip=True, renormalize=True)": (
+        "pass --clip --renormalize"
+    ),
+    "validate with calipers.check_predictions(probs, labels, clip=True)": "pass --clip",
     "pass logits=True": "pass --logits",
-    "pass clip=True": "pass --clip",
-    "or raise sum_tol": "or raise --sum-tol",
 }
 
 

@@ -14,29 +14,41 @@ column              what (function)
                     (:func:`calipers.brier`); also the calibration upper bound
                     U_Brier of Gruber & Buettner (2022) Thm 4.3 / Example 4.4
 ``rbs``             root Brier score, sqrt(U_Brier) (Gruber & Buettner (2022) §4)
-``ece``             top-label ECE, 15 equal-width bins, L1 (Guo et al. 2017)
+``ece``             ECE, 15 equal-width bins, L1 (Guo et al. 2017): top label
+                    for ``(n, k)`` input, positive class (P(y = 1) against y)
+                    for 1-D binary input (:func:`calipers.ece`'s default lens)
 ``ace``             Nixon et al.'s adaptive calibration error (15 ranges)
 ``smece``           SmoothECE (Błasiok & Nakkiran; :func:`calipers.smece`)
-``ce_kl``           top-label CE_KL, Beta-kernel leave-one-out estimate
-                    (Popordanoska et al. (2024) eq. 10 on the confidence lens)
-``ce_l2sq``         top-label CE_2^2, same estimator (Popordanoska et al. (2024) eq. 7)
+``ce_kl``           CE_KL in the same lens, Beta-kernel leave-one-out estimate
+                    (Popordanoska et al. (2024) eq. 10 on the lens's Bernoulli
+                    problem: the kernel regression of the target on the score)
+``ce_l2sq``         CE_2^2, same estimator (Popordanoska et al. (2024) eq. 7)
 ``refinement_kl``   REF_KL of the same estimate (Popordanoska et al. (2024) eq. 15)
-``ece_p_value``     p-value of the ECE under top-label calibration: the
-                    correctness of every row is redrawn as
-                    Bernoulli(confidence) ``null_resamples`` times (the
-                    consistency resampling of Vaicenavicius et al. 2019 for
-                    the top-label problem, O(n) per draw)
+``ece_p_value``     p-value of the ECE under calibration in the same lens: the
+                    target of every row (correctness, or y for binary input)
+                    is redrawn as Bernoulli(score) ``null_resamples`` times
+                    (the consistency resampling of Vaicenavicius et al. 2019,
+                    O(n) per draw)
 ==================  ==========================================================
 
 The kernel estimates are quadratic in n; rows beyond ``kernel_max_n`` are
 subsampled (seeded, without replacement) for them only, as Chidambaram & Ge (2024) did for
 its kernel estimates; the report's settings record this.
 
+With ``n_bootstrap`` every column gets a 95 % basic bootstrap interval (the
+coverage study of docs/intervals.md chose it; the resamples are row weights, so
+the whole suite costs a few matrix products per row instead of a recomputation
+per resample).
+
 Flags (Chidambaram & Ge (2024) §3's pitfall, said by the report itself):
 
 * a recalibrated row whose ECE is lower than its model's uncalibrated row while
-  its NLL or Brier score is higher ("calibration error fell but the proper score
-  got worse" — mean replacement is the canonical example);
+  its NLL or Brier score is higher beyond the noise ("calibration error fell but
+  the proper score got worse" — mean replacement is the canonical example); a
+  score counts as higher only when the 95 % paired interval of the difference
+  (same test rows; bootstrap with ``n_bootstrap``, else a t-interval of the
+  per-row differences) lies above 0, and likewise for "recalibration made the
+  proper score worse";
 * an ECE whose p-value under the calibrated null exceeds 0.05 ("within the
   noise of a calibrated model").
 """
@@ -46,18 +58,19 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from . import _resampling as _rs
 from ._backend import to_numpy
-from .dirichlet_kernel import DirichletKernel
-from .lenses import top_label_arrays
+from .lenses import lens_arrays
 from .metrics import ace, ece
-from .proper_calibration_error import _slice_terms
 from .scores import accuracy, brier, nll
 from .smooth_ece import smece
 from .validation import CalibrationInputError, Predictions, check_predictions
@@ -79,6 +92,17 @@ COLUMNS: dict[str, str] = {
     "ece_p_value": "ECE p-value",
 }
 
+#: The column labels in LaTeX (math where the label has sub- or superscripts).
+_LATEX_COLUMNS: dict[str, str] = {
+    "ce_kl": r"$\mathrm{CE}_{\mathrm{KL}}$",
+    "ce_l2sq": r"$\mathrm{CE}_{2}^{2}$",
+    "refinement_kl": r"$\mathrm{REF}_{\mathrm{KL}}$",
+    "ece_p_value": r"ECE $p$-value",
+}
+
+#: A bulleted list in LaTeX that needs no font beyond Computer Modern's Type 1 fonts.
+_LATEX_LIST = r"\begin{list}{$\bullet$}{\setlength{\itemsep}{0pt}}"
+
 UNCALIBRATED = "uncalibrated"
 
 _CSS = (
@@ -94,7 +118,19 @@ _CSS = (
 
 @dataclass
 class ReportRow:
-    """One model (after one recalibration method, or none) and its suite."""
+    """One model (after one recalibration method, or none) and its suite.
+
+    ``not_applicable`` is the reason the method could not be applied to the model
+    (the row then has no numbers); the renderings show such a row as a note under
+    the table, and the JSON lists it under ``"not_applicable"``.
+
+    ``intervals`` holds the 95 % bootstrap interval of each column (basic
+    bootstrap, see docs/intervals.md) when ``n_bootstrap`` was given;
+    ``differences`` holds, for a recalibrated row, ``(difference, low, high)`` of
+    its NLL and Brier score minus the uncalibrated row's: a 95 % paired interval on
+    the same test rows (the bootstrap's when ``n_bootstrap`` was given, else a
+    paired t-interval of the per-row differences). The flags read them.
+    """
 
     model: str
     method: str
@@ -102,6 +138,8 @@ class ReportRow:
     metrics: dict[str, float]
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
+    not_applicable: str | None = None
+    differences: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
 
 def _json_number(v: float) -> Any:
@@ -114,6 +152,40 @@ def _fmt(v: float, places: int = 4) -> str:
     if math.isinf(v):
         return "∞" if v > 0 else "-∞"
     return f"{v:.{places}f}"
+
+
+def _p_value_bound(n_resamples: int) -> str:
+    """The resampling floor ``1/(B+1)`` as a printed bound: ``"< 0.005"`` for B = 200.
+
+    A resampling p-value ``(1 + #exceed) / (1 + B)`` is never below ``1/(B+1)``; at
+    that floor no draw reached the observed value, and all one can say is that p is
+    at most ``1/(B+1)``. The floor is rounded *up* to two significant digits (at
+    least three decimals), with ``<`` when that is strictly above it and ``≤`` when
+    it is the floor itself (B = 999: ``"≤ 0.001"``).
+
+    >>> [_p_value_bound(b) for b in (200, 50, 99, 999, 2000, 10)]
+    ['< 0.005', '< 0.020', '≤ 0.010', '≤ 0.001', '< 0.0005', '< 0.091']
+    """
+    floor = 1.0 / (n_resamples + 1)
+    scale = 10.0 ** (1 - math.floor(math.log10(floor)))  # two significant digits
+    bound = math.ceil(floor * scale * (1 - 1e-12)) / scale
+    places = max(3, 1 - math.floor(math.log10(bound)))
+    text = f"{bound:.{places}f}"
+    while len(text.split(".")[1]) > 3 and text.endswith("0"):
+        text = text[:-1]
+    return ("< " if bound > floor * (1 + 1e-9) else "≤ ") + text
+
+
+def _fmt_p_value(p: float, n_resamples: int | None) -> str:
+    """A resampling p-value: three decimals, or the floor bound (``"< 0.005"``) when
+    ``p`` is at the floor ``1/(B+1)`` of ``n_resamples = B`` draws."""
+    if n_resamples and n_resamples > 0 and math.isfinite(p) and p * (n_resamples + 1) < 1 + 1e-9:
+        return _p_value_bound(n_resamples)
+    return _fmt(p, 3)
+
+
+#: How ``report()`` words the reason of a method that cannot apply, as a flag.
+_NOT_APPLICABLE = "not applicable: "
 
 
 @dataclass
@@ -137,31 +209,122 @@ class Report:
 
     # ---------------------------------------------------------------- renderings
 
+    def _null_resamples(self) -> int | None:
+        """``B`` of the ECE p-value (``settings["null_resamples"]``), if known and > 0."""
+        b = self.settings.get("null_resamples")
+        return int(b) if isinstance(b, (int, np.integer)) and b > 0 else None
+
+    @staticmethod
+    def _na_reason(r: ReportRow) -> str | None:
+        """Why ``r`` has no numbers (a method that cannot apply to the model), or None.
+
+        ``r.not_applicable`` when set; otherwise a row with n = 0, every metric NaN
+        and the reason as its first flag ``"not applicable: ..."``."""
+        if r.not_applicable is not None:
+            return r.not_applicable
+        if (
+            r.n == 0
+            and r.flags
+            and r.flags[0].startswith(_NOT_APPLICABLE)
+            and all(math.isnan(v) for v in r.metrics.values())
+        ):
+            return r.flags[0][len(_NOT_APPLICABLE) :]
+        return None
+
+    def _table_rows(self) -> list[ReportRow]:
+        """The rows with numbers (not-applicable rows become notes instead)."""
+        return [r for r in self.rows if self._na_reason(r) is None]
+
+    def _not_applicable(self) -> list[tuple[ReportRow, str]]:
+        return [(r, why) for r in self.rows if (why := self._na_reason(r)) is not None]
+
+    def _notes(self) -> list[tuple[str | None, str]]:
+        """The notes under the table, as plain text ``(subject or None, text)``: the
+        methods that could not be applied, what a p-value at the resampling floor
+        means, then every flag."""
+        notes: list[tuple[str | None, str]] = [
+            (f"{r.model} / {r.method}", f"not applicable: {why}")
+            for r, why in self._not_applicable()
+        ]
+        b = self._null_resamples()
+        if (
+            b is not None
+            and "ece_p_value" in self.columns
+            and any(
+                _fmt_p_value(r.metrics["ece_p_value"], b) != _fmt(r.metrics["ece_p_value"], 3)
+                for r in self._table_rows()
+            )
+        ):
+            notes.append(
+                (
+                    None,
+                    f"ECE p-value {_p_value_bound(b)}: none of the {b} draws of the "
+                    f"calibrated null reached the observed ECE; {b} draws cannot give a "
+                    f"p-value below 1/({b} + 1) = {1 / (b + 1):.4g}",
+                )
+            )
+        for r in self.rows:
+            why = self._na_reason(r)
+            for f in r.flags:
+                if why is None or f != _NOT_APPLICABLE + why:
+                    notes.append((f"{r.model} / {r.method}", f))
+        return notes
+
+    def _value(self, r: ReportRow, c: str) -> str:
+        if c == "ece_p_value":
+            return _fmt_p_value(r.metrics[c], self._null_resamples())
+        return _fmt(r.metrics[c])
+
     def _cell(self, r: ReportRow, c: str) -> str:
-        s = _fmt(r.metrics[c], 3 if c == "ece_p_value" else 4)
+        s = self._value(r, c)
         if c in r.intervals:
             lo, hi = r.intervals[c]
             s += f" [{_fmt(lo)}, {_fmt(hi)}]"
         return s
 
     def to_markdown(self) -> str:
-        """A Markdown table (one row per model x method), then the flags."""
+        """A Markdown table (one row per model x method), then the notes: methods that
+        could not be applied, the p-value floor, the flags."""
+
+        def cell(s: str) -> str:
+            return " ".join(s.split()).replace("|", r"\|")
+
         head = ["model", "method", "n", *(COLUMNS[c] for c in self.columns)]
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-        for r in self.rows:
-            cells = [r.model, r.method, str(r.n), *(self._cell(r, c) for c in self.columns)]
+        for r in self._table_rows():
+            cells = [cell(r.model), cell(r.method), str(r.n)]
+            cells += [self._cell(r, c) for c in self.columns]
             lines.append("| " + " | ".join(cells) + " |")
-        notes = [f"- **{r.model} / {r.method}**: {f}" for r in self.rows for f in r.flags]
+        notes = [
+            f"- **{' '.join(s.split())}**: {' '.join(t.split())}" if s else f"- {t}"
+            for s, t in self._notes()
+        ]
         return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
     def to_json(self, indent: int | None = 2) -> str:
-        """JSON document (schema: ``calipers_report`` version, ``settings``, ``columns``,
-        ``rows`` of ``{model, method, n, metrics, intervals, flags}``; non-finite numbers
-        are the strings ``"inf"``, ``"-inf"``, ``"nan"``)."""
+        """JSON document, schema version 2: ``calipers_report`` (2), ``settings``,
+        ``columns``, ``ece_p_value_floor`` (``{null_resamples, floor, meaning}``, or null
+        without resampling: a p-value equal to ``floor`` = 1/(B+1) means that no draw
+        reached the observed ECE, p <= floor), ``rows`` of ``{model, method, n,
+        metrics, intervals, flags}`` and ``not_applicable``, the methods that could not
+        be applied, as ``{model, method, reason}``. Non-finite numbers are the strings
+        ``"inf"``, ``"-inf"``, ``"nan"``. (Version 1 listed the not-applicable methods
+        as rows of NaN.)"""
+        nres = self._null_resamples()
+        floor = None
+        if nres is not None and "ece_p_value" in self.columns:
+            floor = {
+                "null_resamples": nres,
+                "floor": 1.0 / (nres + 1),
+                "meaning": f"the smallest p-value {nres} draws can give; an ece_p_value equal "
+                f"to it means no draw reached the observed ECE (printed "
+                f"'{_p_value_bound(nres)}')",
+            }
         doc = {
-            "calipers_report": 1,
+            "calipers_report": 2,
             "settings": self.settings,
             "columns": list(self.columns),
+            "ece_p_value_floor": floor,
             "rows": [
                 {
                     "model": r.model,
@@ -173,27 +336,156 @@ class Report:
                     },
                     "flags": r.flags,
                 }
-                for r in self.rows
+                for r in self._table_rows()
+            ],
+            "not_applicable": [
+                {"model": r.model, "method": r.method, "reason": why}
+                for r, why in self._not_applicable()
             ],
         }
         return json.dumps(doc, indent=indent)
 
-    def to_latex(self) -> str:
-        """A LaTeX ``tabular`` (booktabs rules)."""
-        esc = lambda s: s.replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")  # noqa: E731
-        head = ["Model", "Method", "$n$", *(esc(COLUMNS[c]) for c in self.columns)]
-        lines = [
-            r"\begin{tabular}{ll" + "r" * (len(head) - 2) + "}",
-            r"\toprule",
-            " & ".join(head) + r" \\",
-            r"\midrule",
+    def to_latex(
+        self,
+        standalone: bool = True,
+        *,
+        title: str = "calipers report",
+        figure_dir: str | None = None,
+    ) -> str:
+        """LaTeX source of the report.
+
+        By default a complete document (``\\documentclass`` to ``\\end{document}``)
+        that compiles with ``pdflatex`` using only Debian's ``texlive-latex-base``
+        (packages ``geometry`` and ``graphicx``): the title, the table (shrunk to the
+        page width when wider), the notes, the settings and, with ``figure_dir``, the
+        figures. ``standalone=False`` gives the table and its notes alone, to
+        ``\\input`` into a document of one's own: a ``tabular`` with ``\\hline`` rules
+        followed by a bulleted ``list`` of the notes, needing no package. (The bullets
+        are ``$\\bullet$``: LaTeX's default ``\\textbullet`` is a TS1 glyph that pdflatex
+        draws with a bitmap font unless cm-super is installed.)
+
+        Every piece of text is escaped to pure ASCII, so model and method names may
+        hold any character (LaTeX specials, accents, symbols; a character with no
+        LaTeX spelling prints as ``[U+XXXX]``). ``figure_dir`` is the folder of the
+        PNG figures relative to the ``.tex`` file (``"figures"`` in what :meth:`save`
+        writes).
+        """
+        from ._latex import latex_escape as esc
+
+        tabular, notes = self._latex_tabular(), self._latex_notes()
+        if not standalone:
+            return tabular + notes
+        if figure_dir is not None and not re.fullmatch(r"[A-Za-z0-9_.\-/]+", figure_dir):
+            raise ValueError(
+                "figure_dir must be a relative path of ASCII letters, digits and _ - . / "
+                f"(LaTeX reads it as it is); got {figure_dir!r}"
+            )
+        settings = "".join(
+            f"\\item \\textbf{{{esc(str(k))}}}: {esc(str(v))}\n" for k, v in self.settings.items()
+        )
+        parts = [
+            "% calipers report: compile with pdflatex (needs only texlive-latex-base)\n"
+            "\\documentclass[a4paper,10pt]{article}\n"
+            "\\usepackage[landscape,margin=1.5cm]{geometry}\n"
+            "\\usepackage{graphicx}\n"
+            "\\newsavebox{\\calipersbox}\n"
+            "\\begin{document}\n",
+            f"\\section*{{{esc(title)}}}\n",
+            esc(
+                "Accuracy, proper scores and calibration errors reported together "
+                "(Chidambaram & Ge (2024) §6); lower is better except accuracy and the p-value."
+            )
+            + "\n\n",
+            "\\medskip\\noindent\\sbox{\\calipersbox}{\\small\\setlength{\\tabcolsep}{4pt}%\n"
+            + tabular
+            + "}%\n\\ifdim\\wd\\calipersbox>\\linewidth"
+            "\\resizebox{\\linewidth}{!}{\\usebox{\\calipersbox}}"
+            "\\else\\usebox{\\calipersbox}\\fi\n",
+            notes,
+            f"\\subsection*{{Settings}}\n{_LATEX_LIST}\n{settings}\\end{{list}}\n"
+            if settings
+            else "",
         ]
-        for r in self.rows:
-            cells = [esc(r.model), esc(r.method), str(r.n)]
-            cells += [self._cell(r, c).replace("∞", r"$\infty$") for c in self.columns]
-            lines.append(" & ".join(cells) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}"]
+        if figure_dir is not None and self.figures:
+            parts.append(self._latex_figures(figure_dir.rstrip("/")))
+        parts.append("\\end{document}\n")
+        return "".join(parts)
+
+    def _latex_tabular(self) -> str:
+        from ._latex import latex_escape as esc
+
+        def value(r: ReportRow, c: str) -> str:
+            v = esc(self._value(r, c))
+            if c not in r.intervals:
+                return v
+            lo, hi = (esc(_fmt(x)) for x in r.intervals[c])
+            return (
+                f"\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{v}\\\\"
+                f"{{\\scriptsize[{lo}, {hi}]}}\\end{{tabular}}"
+            )
+
+        head = ["Model", "Method", "$n$"]
+        head += [_LATEX_COLUMNS.get(c) or esc(COLUMNS.get(c, c)) for c in self.columns]
+        lines = [
+            "\\begin{tabular}{ll" + "r" * (len(head) - 2) + "}",
+            "\\hline",
+            " & ".join(head) + " \\\\",
+            "\\hline",
+        ]
+        for r in self._table_rows():
+            cells = [esc(r.model), esc(r.method), str(r.n), *(value(r, c) for c in self.columns)]
+            lines.append(" & ".join(cells) + " \\\\")
+        lines += ["\\hline", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
+
+    def _latex_notes(self) -> str:
+        from ._latex import latex_escape as esc
+
+        items = [
+            f"\\item \\textbf{{{esc(s)}}}: {esc(t)}\n" if s else f"\\item{{}} {esc(t)}\n"
+            for s, t in self._notes()
+        ]
+        if not items:
+            return ""
+        return (
+            "\\par\\smallskip{\\footnotesize\n"
+            + _LATEX_LIST
+            + "\n"
+            + "".join(items)
+            + "\\end{list}}\n"
+        )
+
+    def _latex_figures(self, figure_dir: str) -> str:
+        from ._latex import latex_escape as esc
+
+        groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        skipped = []
+        for key in self.figures:
+            if not re.fullmatch(r"[A-Za-z0-9_.\-]+", key):
+                skipped.append(f"{figure_dir}/{key}.png")
+                continue
+            group, caption = self._figure_caption(key)
+            groups.setdefault(group, []).append((key, caption))
+        out = ["\\subsection*{Figures}\n"]
+        for figs in groups.values():
+            for i, (key, caption) in enumerate(figs):
+                sep = "\\hfill\n" if i % 3 else "\\par\\medskip\\noindent\n"
+                out.append(
+                    f"{sep}\\begin{{minipage}}[t]{{0.32\\linewidth}}\\centering\n"
+                    f"\\includegraphics[width=\\linewidth,height=0.38\\textheight,"
+                    f"keepaspectratio]{{{figure_dir}/{key}.png}}\\\\\n"
+                    f"{{\\footnotesize {esc(caption)}}}\n\\end{{minipage}}\n"
+                )
+        if skipped:
+            out.append(
+                "\\par\\medskip\\noindent "
+                + esc(
+                    "Not shown here (file names LaTeX cannot read; open them directly): "
+                    + ", ".join(skipped)
+                )
+                + "\n"
+            )
+        return "".join(out)
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame indexed by (model, method); needs pandas."""
@@ -210,22 +502,35 @@ class Report:
             for h in ["model", "method", "n", *(COLUMNS[c] for c in self.columns)]
         )
         body = []
-        for r in self.rows:
+        for r in self._table_rows():
             cells = [r.model, r.method, str(r.n), *(self._cell(r, c) for c in self.columns)]
             cls = ' class="flagged"' if r.flags else ""
             body.append(
                 f"<tr{cls}>" + "".join(f"<td>{html.escape(x)}</td>" for x in cells) + "</tr>"
             )
         notes = "".join(
-            f"<li><b>{html.escape(r.model)} / {html.escape(r.method)}</b>: {html.escape(f)}</li>"
-            for r in self.rows
-            for f in r.flags
+            f"<li><b>{html.escape(s)}</b>: {html.escape(t)}</li>"
+            if s
+            else f"<li>{html.escape(t)}</li>"
+            for s, t in self._notes()
         )
         out = f'<table class="calipers-report"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         return out + (f'<ul class="calipers-flags">{notes}</ul>' if notes else "")
 
     def _repr_html_(self) -> str:
         return self._table_html()
+
+    def _figure_caption(self, key: str) -> tuple[tuple[str, str], str]:
+        """``((model slug, method slug), caption)`` of the figure ``key``
+        (``model__method__kind``, slugs as the file names have them); the caption
+        names the model and method as the rows do."""
+        parts = key.rsplit("__", 2)
+        if len(parts) != 3:
+            return (key, ""), key
+        model, method, kind = parts
+        names = {(_slug(r.model), _slug(r.method)): (r.model, r.method) for r in self.rows}
+        shown = " / ".join(names.get((model, method), (model, method)))
+        return (model, method), f"{shown}: {FIGURE_KINDS.get(kind, kind)}"
 
     def to_html(self, title: str = "calipers report") -> str:
         """One self-contained HTML page: the table, the flags, the settings and every
@@ -234,9 +539,8 @@ class Report:
 
         figs = []
         for key, png in self.figures.items():
-            model, method, kind = key.split("__")
             b64 = base64.b64encode(png).decode("ascii")
-            cap = html.escape(f"{model} / {method}: {FIGURE_KINDS.get(kind, kind)}")
+            cap = html.escape(self._figure_caption(key)[1])
             figs.append(
                 f'<figure><img alt="{cap}" src="data:image/png;base64,{b64}">'
                 f"<figcaption>{cap}</figcaption></figure>"
@@ -257,7 +561,8 @@ class Report:
         )
 
     def save(self, directory: str | Any) -> list[str]:
-        """Write ``report.html``, ``report.json``, ``report.md``, ``report.tex`` and
+        """Write ``report.html``, ``report.json``, ``report.md``, ``report.tex`` (a LaTeX
+        document that compiles with ``pdflatex`` and shows the figures too) and
         ``figures/*.png`` into ``directory`` (created if needed), each file atomically.
         Returns the paths written."""
         from pathlib import Path
@@ -271,7 +576,7 @@ class Report:
             ("report.html", self.to_html()),
             ("report.json", self.to_json()),
             ("report.md", self.to_markdown()),
-            ("report.tex", self.to_latex()),
+            ("report.tex", self.to_latex(figure_dir="figures" if self.figures else None)),
         ):
             write_atomic(out / name, text)
             written.append(str(out / name))
@@ -286,19 +591,56 @@ class Report:
 # ----------------------------------------------------------------------------- computing
 
 
+#: The report's intervals: the basic (reverse-percentile) bootstrap interval, chosen by
+#: the coverage study of docs/intervals.md (benchmarks/study_interval_coverage.py).
+INTERVAL_METHOD = "basic"
+#: Nominal coverage of every interval in the report (bootstrap and paired).
+CONFIDENCE_LEVEL = 0.95
+#: Bootstrap-interval columns (the p-value has none).
+_INTERVAL_COLUMNS = tuple(c for c in COLUMNS if c != "ece_p_value")
+
+
 def _subsample(n: int, m: int, rng: np.random.Generator) -> np.ndarray | None:
     return None if n <= m else np.sort(rng.choice(n, size=m, replace=False))
+
+
+def _lens_name(P: Predictions) -> str:
+    """The report's lens: positive class for 1-D P(y = 1), top label otherwise."""
+    return "binary" if P.binary else "top_label"
+
+
+def _lens_pair(P: Predictions) -> tuple[np.ndarray, np.ndarray]:
+    """(score, target) of the report's lens, float64 NumPy."""
+    s, t, _ = lens_arrays(P, _lens_name(P))
+    return s, t
+
+
+@dataclass
+class _RowData:
+    """What the bootstrap and the flags need of one row beyond its numbers."""
+
+    P: Predictions
+    terms: dict[str, np.ndarray]  # per-row NLL and Brier terms
+    kernel_boot: np.ndarray | None  # (B, 3) kernel estimates on the kernel resamples
 
 
 def _suite(
     P: Predictions,
     *,
-    kernel_max_n: int,
+    kernel_rows: np.ndarray | None,
     kernel_bandwidth: float,
     null_resamples: int,
     seed: int,
-) -> dict[str, float]:
+    kernel_counts: np.ndarray | None = None,
+) -> tuple[dict[str, float], _RowData]:
+    """The suite of one row.
+
+    ``kernel_rows``: the kernel subsample (None: every row); ``kernel_counts``:
+    bootstrap counts of those rows, evaluated in the same pass as the estimate (the
+    kernel matrix is the costly part, so it is formed once for both).
+    """
     rng = np.random.default_rng(seed)
+    P = _rs.numpy_predictions(P)
     m: dict[str, float] = {}
     m["accuracy"] = float(accuracy(P, None))
     m["nll"] = float(nll(P, None))
@@ -307,71 +649,159 @@ def _suite(
     m["ece"] = float(ece(P, None))
     m["ace"] = float(ace(P, None))
     m["smece"] = float(smece(P, None))
-    conf, correct, w = top_label_arrays(P)
-    idx = _subsample(len(conf), kernel_max_n, rng)
-    c_k, r_k = (conf, correct) if idx is None else (conf[idx], correct[idx])
-    # the top-label problem as a binary one (P(correct) = confidence, the "binary"
-    # lens of proper_calibration_error); one kernel regression serves both divergences
-    r = DirichletKernel(kernel_bandwidth).regress(c_k, r_k, None)
-    kl = _slice_terms(c_k, r_k, None, "kl", "scalar", kernel_bandwidth, 1e-7, None, r=r)
-    l2 = _slice_terms(c_k, r_k, None, "squared_l2", "scalar", kernel_bandwidth, 1e-7, None, r=r)
-    m["ce_kl"] = float(kl["direct"])
-    m["ce_l2sq"] = float(l2["direct"])
-    m["refinement_kl"] = float(kl["refinement"])
-    m["ece_p_value"] = _ece_null_p_value(
-        conf, correct, P.sample_weight, m["ece"], null_resamples, rng
-    )
-    return m
+    s, t = _lens_pair(P)
+    sk, tk = (s, t) if kernel_rows is None else (s[kernel_rows], t[kernel_rows])
+    # the lens's problem as a binary one (P(target = 1) = score, the "binary" lens of
+    # proper_calibration_error): the leave-one-out Beta-kernel regression of the
+    # target on the score, both divergences and the refinement from one regression
+    # (equal to proper_calibration_error(sk, tk, lens="binary") up to rounding)
+    kev = _rs.beta_kernel_values(sk, tk, kernel_bandwidth)
+    W = np.ones((1, len(sk)))
+    if kernel_counts is not None:
+        W = np.concatenate([W, kernel_counts])
+    kv = kev(W)
+    m["ce_kl"], m["ce_l2sq"], m["refinement_kl"] = (float(v) for v in kv[0])
+    m["ece_p_value"] = _ece_null_p_value(s, t, P.sample_weight, null_resamples, rng)
+    terms = {"nll": _rs._nll_terms(P, None), "brier": _rs._brier_terms(P, "sum")}
+    return m, _RowData(P, terms, None if kernel_counts is None else kv[1:])
 
 
 def _ece_null_p_value(
-    conf: np.ndarray, correct: np.ndarray, w: Any, observed: float, B: int, rng: np.random.Generator
+    score: np.ndarray, target: np.ndarray, w: Any, B: int, rng: np.random.Generator
 ) -> float:
+    """Resampling p-value of the ECE (15 equal-width bins) under calibration of the lens.
+
+    Every target is redrawn as Bernoulli(score) ``B`` times (Vaicenavicius et al. 2019's
+    consistency resampling); the bins of the scores are fixed, so a batch of draws is
+    one product with the sparse bin-indicator matrix. The observed statistic is computed
+    by the same code (equal to :func:`calipers.ece` in the lens up to rounding).
+    """
     if B <= 0:
         return math.nan
-    from .binning import EqualWidth
-    from .calibration_error import calibration_error
+    from scipy import sparse
 
-    ww = None if w is None else np.asarray(to_numpy(w), dtype=np.float64)
-    est = EqualWidth(15)
+    from .binning import EqualWidth
+
+    n = score.shape[0]
+    ww = np.ones(n) if w is None else np.asarray(to_numpy(w), dtype=np.float64)
+    ids, nb = EqualWidth(15).assign(score, None)
+    S = sparse.csr_matrix((ww, (np.arange(n), np.asarray(ids))), shape=(n, nb))
+    total = ww.sum()
+
+    def stat(T: np.ndarray) -> np.ndarray:
+        return np.abs(np.asarray((T - score) @ S)).sum(axis=1) / total
+
+    observed = float(stat(target[None, :])[0])
     exceed = 0
-    for _ in range(B):
-        fake = (rng.random(conf.shape[0]) < conf).astype(np.float64)
-        # top-label ECE of (conf, fake correctness): the 'binary' lens on P(correct) = conf
-        t = calibration_error(
-            conf,
-            fake.astype(np.int64),
-            lens="binary",
-            estimator=est,
-            sample_weight=ww,
-            validate=False,
-        )
-        exceed += t >= observed - 1e-15
+    step = _rs.batch_rows(n, B)
+    for b0 in range(0, B, step):
+        r = min(step, B - b0)
+        fake = (rng.random((r, n)) < score).astype(np.float64)
+        exceed += int(np.count_nonzero(stat(fake) >= observed - 1e-15))
     return (1 + exceed) / (1 + B)
 
 
+def _paired_t(d: np.ndarray, w: np.ndarray | None) -> tuple[float, float, float]:
+    """(mean, low, high): paired t-interval of the (weighted) mean of per-row differences.
+
+    ``mean +- t_{n-1, 0.975} se`` with ``se = s / sqrt(n)`` (weights: the ratio-estimator
+    standard error ``sqrt(n / (n - 1) sum w^2 (d - mean)^2) / sum w``). Non-finite
+    differences decide by themselves: +inf anywhere (the recalibrated NLL is infinite,
+    the uncalibrated one not) gives (inf, inf, inf); NaN (both infinite) gives NaN.
+    """
+    from scipy.special import stdtrit
+
+    if np.isnan(d).any() or (np.isposinf(d).any() and np.isneginf(d).any()):
+        return (math.nan, math.nan, math.nan)
+    if np.isinf(d).any():
+        v = math.inf if np.isposinf(d).any() else -math.inf
+        return (v, v, v)
+    n = d.shape[0]
+    ww = np.ones(n) if w is None else w
+    keep = ww > 0
+    d, ww = d[keep], ww[keep]
+    n = d.shape[0]
+    mean = float(np.dot(ww, d) / ww.sum())
+    if n < 2:
+        return (mean, -math.inf, math.inf)
+    se = math.sqrt(n / (n - 1) * float(np.sum(ww**2 * (d - mean) ** 2))) / float(ww.sum())
+    q = float(stdtrit(n - 1, 0.5 + CONFIDENCE_LEVEL / 2))
+    return (mean, mean - q * se, mean + q * se)
+
+
+def _basic(estimate: float, boot: np.ndarray, floor: float | None) -> tuple[float, float] | None:
+    """The basic interval (NaN-free finite draws only), clipped below at ``floor``."""
+    if not math.isfinite(estimate) or not np.all(np.isfinite(boot)):
+        return None
+    parts = _rs.interval(estimate, boot, None, INTERVAL_METHOD, CONFIDENCE_LEVEL)
+    lo, hi = parts.low, parts.high
+    return (lo if floor is None else max(lo, floor), hi)
+
+
 def _bootstrap(
-    P: Predictions, B: int, rng: np.random.Generator, **kw: Any
-) -> dict[str, tuple[float, float]]:
-    probs = to_numpy(P.probs)
-    labels = to_numpy(P.labels)
-    w = None if P.sample_weight is None else to_numpy(P.sample_weight)
-    n = probs.shape[0]
-    draws: dict[str, list[float]] = {}
-    for _ in range(B):
-        i = rng.integers(0, n, n)
-        Pb = check_predictions(
-            probs[i], labels[i], sample_weight=None if w is None else w[i], validate=False
-        )
-        for k, v in _suite(Pb, null_resamples=0, seed=int(rng.integers(2**31)), **kw).items():
-            draws.setdefault(k, []).append(v)
-    out = {}
-    for k, vals in draws.items():
-        a = np.asarray(vals)
-        if k == "ece_p_value" or not np.all(np.isfinite(a)):
+    data: _RowData,
+    metrics: Mapping[str, float],
+    B: int,
+    seed: int,
+    *,
+    paired: Mapping[str, np.ndarray],
+    say: Any = None,
+) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float, float]]]:
+    """Basic 95 % bootstrap intervals of every column and paired ones of ``paired``.
+
+    The resamples are multinomial row weights (docs/intervals.md): the same
+    ``seed`` gives the same resamples for every row of a model, so the intervals of
+    the differences ``paired`` (per-row NLL and Brier differences to the uncalibrated
+    row) are paired. The kernel estimates resample their own (subsampled) rows; their
+    values come from :func:`_suite` (``kernel_counts``). Returns ``(intervals,
+    differences)``; a column whose value or resamples are not finite gets no interval.
+    """
+    P = data.P
+    n = P.n_samples
+    base = None if P.sample_weight is None else np.asarray(P.sample_weight, dtype=np.float64)
+    evs: dict[str, Any] = {}
+    for key, fn in (
+        ("accuracy", accuracy),
+        ("nll", nll),
+        ("brier", brier),
+        ("ece", ece),
+        ("ace", ace),
+        ("smece", smece),
+    ):
+        evs[key] = _rs.evaluator(fn, P, {})[0]
+    for key, d in paired.items():
+        if np.all(np.isfinite(d)):
+            evs["diff_" + key] = _rs.mean_of_terms(d)
+    vals: dict[str, list[np.ndarray]] = {k: [] for k in evs}
+    done = 0
+    for C in _rs.bootstrap_counts(np.random.default_rng(seed), n, B):
+        W = C if base is None else C * base
+        for k, ev in evs.items():
+            vals[k].append(ev(W))
+        done += C.shape[0]
+        if say is not None:
+            say(f"bootstrap {done}/{B} resamples")
+    boot = {k: np.concatenate(v) for k, v in vals.items()}
+    boot["rbs"] = np.sqrt(boot["brier"])
+    if data.kernel_boot is not None:
+        for j, key in enumerate(("ce_kl", "ce_l2sq", "refinement_kl")):
+            boot[key] = data.kernel_boot[:, j]
+    intervals: dict[str, tuple[float, float]] = {}
+    for key in _INTERVAL_COLUMNS:
+        if key not in boot:
             continue
-        out[k] = (float(np.quantile(a, 0.025)), float(np.quantile(a, 0.975)))
-    return out
+        got = _basic(metrics[key], boot[key], 0.0)
+        if got is not None:
+            intervals[key] = got
+    differences: dict[str, tuple[float, float, float]] = {}
+    for key, d in paired.items():
+        if "diff_" + key not in boot:
+            differences[key] = _paired_t(d, base)
+            continue
+        est = float(_rs.mean_of_terms(d)(np.ones((1, n)) if base is None else base[None, :])[0])
+        got = _basic(est, boot["diff_" + key], None)
+        differences[key] = (est, *got) if got is not None else _paired_t(d, base)
+    return intervals, differences
 
 
 def _as_pair(name: str, value: Any) -> tuple[Any, Any]:
@@ -417,7 +847,12 @@ def report(
         cloned, fitted on the model's calibration split and evaluated on its
         test predictions.
     n_bootstrap : int, default 0
-        Percentile 95 % bootstrap intervals from this many resamples of the rows.
+        Basic 95 % bootstrap intervals (``[2 e - q(0.975), 2 e - q(0.025)]``,
+        lower end clipped at 0) from this many resamples of the test rows, the same
+        resamples for every method of a model (paired); the kernel estimates
+        resample their own subsample. docs/intervals.md has the coverage they
+        reach on predictors with a known calibration error and when not to trust
+        them (near a calibration error of 0: read the ECE p-value).
     null_resamples : int, default 200
         Draws of the calibrated null for ``ece_p_value`` (0 disables it).
     kernel_max_n : int, default 5000
@@ -429,7 +864,9 @@ def report(
         diagram and the calibration-sharpness diagram (needs matplotlib); they
         are embedded in :meth:`Report.to_html` and written by :meth:`Report.save`.
     progress : bool, default False
-        Show a progress bar on stderr (needs tqdm; silently none without it).
+        Report progress on stderr: a tqdm bar on a terminal; one line per step
+        (fitting a method, the suite of a row, the bootstrap) when stderr is not a
+        terminal (logs, CI).
     seed : int, default 0
 
     A recalibrator that cannot be applied to a model (e.g. a logit method given
@@ -459,9 +896,11 @@ def report(
         raise CalibrationInputError(
             "recalibrators need a calibration split per model (calibration=...)"
         )
-    kw: dict[str, Any] = {"kernel_max_n": kernel_max_n, "kernel_bandwidth": kernel_bandwidth}
+    kw: dict[str, Any] = {"kernel_bandwidth": kernel_bandwidth}
     rows: list[ReportRow] = []
     figs: dict[str, bytes] = {}
+    lenses: set[str] = set()
+    prog = _Progress(progress)
     for mi, (name, value) in enumerate(models.items()):
         is_logits = logits.get(name, False) if isinstance(logits, Mapping) else bool(logits)
         scores, labels = _as_pair(name, value)
@@ -476,7 +915,8 @@ def report(
                 raise CalibrationInputError(f"no calibration split for model {name!r}")
             cs, cl = _as_pair(name, calibration[name])  # type: ignore[index]
             soft: dict[str, Any] = {}  # softmax of the logits, computed once per model
-            for rc in recalibrators:
+            for ri, rc in enumerate(recalibrators):
+                prog.line(f"{name}: fitting {type(rc).__name__} ({ri + 1}/{len(recalibrators)})")
                 try:
                     fit_on, apply_to, kind = cs, scores, is_logits
                     if is_logits and getattr(rc, "input", "logits") == "probs":
@@ -490,28 +930,96 @@ def report(
                 except CalibrationInputError as exc:
                     Q = f"not applicable: {exc}"
                 variants.append((type(rc).__name__, Q))
-        for vi, (method, Qv) in enumerate(_progress(variants, progress, name)):
+        lenses.add(_lens_name(P))
+        # one kernel subsample and one set of bootstrap resamples per model: every
+        # method is measured on the same rows, so the intervals of differences are paired
+        kernel_rows = _subsample(P.n_samples, kernel_max_n, np.random.default_rng(seed + 1000 * mi))
+        boot_seed = seed + 1000 * mi + 7
+        kernel_counts = None
+        if n_bootstrap:
+            m_k = P.n_samples if kernel_rows is None else len(kernel_rows)
+            kernel_counts = np.concatenate(
+                list(_rs.bootstrap_counts(np.random.default_rng(boot_seed + 1), m_k, n_bootstrap))
+            )
+        prog.start(name, len(variants))
+        base: _RowData | None = None
+        for vi, (method, Qv) in enumerate(variants):
+            where = f"[{vi + 1}/{len(variants)}] {name} / {method}"
             if isinstance(Qv, str):
                 nan = dict.fromkeys(COLUMNS, math.nan)
                 rows.append(ReportRow(name, method, 0, nan, flags=[Qv]))
+                prog.advance()
                 continue
+            prog.line(f"{where}: suite")
             s = seed + 1000 * mi + vi
-            metrics = _suite(Qv, null_resamples=null_resamples, seed=s, **kw)
+            metrics, data = _suite(
+                Qv,
+                kernel_rows=kernel_rows,
+                null_resamples=null_resamples,
+                seed=s,
+                kernel_counts=kernel_counts,
+                **kw,
+            )
             row = ReportRow(name, method, int(Qv.n_samples), metrics)
+            paired: dict[str, np.ndarray] = {}
+            if base is not None:
+                with np.errstate(invalid="ignore"):  # inf - inf: both NLLs infinite (NaN)
+                    paired = {k: data.terms[k] - base.terms[k] for k in ("nll", "brier")}
             if n_bootstrap:
-                row.intervals = _bootstrap(Qv, int(n_bootstrap), np.random.default_rng(s + 7), **kw)
+                row.intervals, row.differences = _bootstrap(
+                    data,
+                    metrics,
+                    int(n_bootstrap),
+                    boot_seed,
+                    paired=paired,
+                    say=lambda text, where=where: prog.line(f"{where}: {text}"),
+                )
+            else:
+                w = data.P.sample_weight
+                row.differences = {
+                    k: _paired_t(d, None if w is None else np.asarray(w, dtype=np.float64))
+                    for k, d in paired.items()
+                }
+            if base is None and method == UNCALIBRATED:
+                base = data
             rows.append(row)
             if figures:
+                prog.line(f"{where}: figures")
                 figs.update(_figures(name, method, Qv))
+            prog.advance()
+        prog.close()
     _flag(rows)
+    if lenses == {"binary"}:
+        lens_text = "positive class, P(y = 1) against y"
+    elif lenses == {"top_label"}:
+        lens_text = "top label, max_k p_k against 1{argmax = y}"
+    else:
+        lens_text = "positive class (P(y = 1) against y) for 1-D input, top label otherwise"
     settings = {
-        "ece": "top-label, 15 equal-width bins, L1",
-        "kernel": f"top-label Beta kernel, leave-one-out, bandwidth {kernel_bandwidth}, "
+        "ece": f"{lens_text}; 15 equal-width bins, L1",
+        "kernel": f"Beta kernel on the same lens, leave-one-out, bandwidth {kernel_bandwidth}, "
         f"at most {kernel_max_n} rows (seeded subsample)",
+        "ece_p_value": "targets redrawn as Bernoulli(score) in the same lens",
         "null_resamples": null_resamples,
         "n_bootstrap": n_bootstrap,
         "seed": seed,
+        "flags": "a proper score counts as worse after recalibration only when the 95 % "
+        "paired interval of its difference to the uncalibrated row (same test rows) "
+        "excludes 0: "
+        + (
+            "basic bootstrap interval on the report's resamples"
+            if n_bootstrap
+            else "t-interval of the mean per-row difference"
+        ),
     }
+    if n_bootstrap:
+        settings["intervals"] = (
+            f"95 % basic bootstrap intervals [2 e - q(0.975), 2 e - q(0.025)] from "
+            f"{n_bootstrap} resamples of the test rows (lower end clipped at 0). They aim at "
+            "the population value of each estimator; an upward-biased calibration error "
+            "can have an interval below its own estimate. At a calibration error near 0 "
+            "no bootstrap interval is reliable: read the ECE p-value (docs/intervals.md)"
+        )
     return Report(rows, settings, figures=figs)
 
 
@@ -553,20 +1061,68 @@ def _slug(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in s)
 
 
-def _progress(items: list[Any], on: bool, name: str) -> Any:
-    if not on:
-        return items
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return items
-    # disable=None: no bar when stderr is not a terminal (logs, CI)
-    return tqdm(
-        items, desc=f"report: {name}", unit="row", leave=False, file=sys.stderr, disable=None
-    )
+class _Progress:
+    """Progress on stderr: a tqdm bar on a terminal; one line per step otherwise.
+
+    When stderr is not a terminal (a log file, CI, a pipe) a bar would be disabled
+    and say nothing, so each step (fitting a method, the suite of a row, each batch
+    of bootstrap resamples) is one line ``calipers report: ... (elapsed s)``.
+    """
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.t0 = time.perf_counter()
+        self.bar: Any = None
+        isatty = getattr(sys.stderr, "isatty", None)
+        self.tty = bool(on and isatty is not None and isatty())
+
+    def start(self, name: str, total: int) -> None:
+        if not self.tty:
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            self.tty = False
+            return
+        self.bar = tqdm(
+            total=total, desc=f"report: {name}", unit="row", leave=False, file=sys.stderr
+        )
+
+    def line(self, text: str) -> None:
+        if not self.on:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix_str(text)
+            return
+        dt = time.perf_counter() - self.t0
+        print(f"calipers report: {text} ({dt:.1f} s)", file=sys.stderr, flush=True)
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _diff_text(k: str, b: ReportRow, r: ReportRow) -> str:
+    d, lo, hi = r.differences[k]
+    change = f"{COLUMNS[k]} {b.metrics[k]:.4f} -> {r.metrics[k]:.4f}"
+    if not math.isfinite(d):
+        return change
+    pct = f"{100 * CONFIDENCE_LEVEL:g} %"
+    return f"{change}, {d:+.4f}, {pct} paired interval [{lo:+.4f}, {hi:+.4f}]"
 
 
 def _flag(rows: list[ReportRow]) -> None:
+    """Add the report's flags (Chidambaram & Ge (2024) §3) to the rows.
+
+    A proper score counts as worse only when the paired interval of its difference
+    to the uncalibrated row lies above 0 (``ReportRow.differences``), so a change
+    within the noise of the test rows never raises a flag.
+    """
     base = {r.model: r for r in rows if r.method == UNCALIBRATED}
     for r in rows:
         p = r.metrics.get("ece_p_value", math.nan)
@@ -577,20 +1133,19 @@ def _flag(rows: list[ReportRow]) -> None:
         b = base.get(r.model)
         if b is None or r is b:
             continue
-        worse = [k for k in ("nll", "brier") if r.metrics[k] > b.metrics[k]]
+        worse = [k for k in ("nll", "brier") if k in r.differences and r.differences[k][1] > 0]
         if worse and not r.metrics["ece"] < b.metrics["ece"]:
-            what = " and ".join(
-                f"{COLUMNS[k]} {b.metrics[k]:.4f} -> {r.metrics[k]:.4f}" for k in worse
-            )
+            what = "; ".join(_diff_text(k, b, r) for k in worse)
             r.flags.append(
-                f"recalibration made the proper score worse ({what}) without lowering the "
-                "ECE: the method does not help on this split (overfitting a small "
+                f"recalibration made the proper score worse beyond the noise ({what}) without "
+                "lowering the ECE: the method does not help on this split (overfitting a small "
                 "calibration split is the usual cause)"
             )
         if r.metrics["ece"] < b.metrics["ece"]:
             if worse:
-                what = " and ".join(COLUMNS[k] for k in worse)
+                what = "; ".join(_diff_text(k, b, r) for k in worse)
                 r.flags.append(
                     f"calibration error fell (ECE {b.metrics['ece']:.4f} -> {r.metrics['ece']:.4f}) "
-                    f"but the proper score got worse ({what}): the Chidambaram & Ge (2024) pitfall"
+                    f"but the proper score got worse beyond the noise ({what}): the "
+                    "Chidambaram & Ge (2024) pitfall"
                 )
