@@ -210,13 +210,18 @@ def test_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, err
     code2, table_out, _ = run(["table"], capsys)
     assert out == table_out
-    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["table.json", "table.md"]
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == [
+        ".calipers-report",
+        "table.json",
+        "table.md",
+    ]
     target = tmp_path / "demo" / "nested"
     code, out, err = run(["demo", "--out", str(target), "--recalibrate", "ts,mrr"], capsys)
     assert code == 0, err
     assert "gaussian_nb" in out
     names = sorted(p.name for p in target.iterdir())
     assert names == [
+        ".calipers-report",
         "figures",
         "report.html",
         "report.json",
@@ -463,6 +468,9 @@ def test_out_atomic_and_format_from_suffix(
     target.write_text("old contents")
     os.chmod(target, 0o640)
     code, out, err = run(["table", str(tiny), "--out", str(target)], capsys)
+    assert code == 2 and "exists; pass --force" in err  # never replaced without a word
+    assert target.read_text() == "old contents"
+    code, out, err = run(["table", str(tiny), "--out", str(target), "--force"], capsys)
     assert code == 0, err
     assert out == ""
     assert f"wrote {target}" in err
@@ -649,3 +657,46 @@ def test_readme_demo_table_is_current(tmp_path: Path, capsys: pytest.CaptureFixt
     printed = out.splitlines()
     for line in shown:
         assert line in printed
+
+
+def test_report_folder_rules_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A calipers folder is replaced whole; a foreign one is refused without --force."""
+    out = tmp_path / "rep"
+    assert run(["demo", "--out", str(out), "--table-only"], capsys)[0] == 0
+    (out / "stale.png").write_bytes(b"old figure")  # left by an earlier run, say
+    assert run(["demo", "--out", str(out), "--table-only"], capsys)[0] == 0
+    assert not (out / "stale.png").exists()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    code, _, err = run(["demo", "--out", str(mine), "--table-only"], capsys)
+    assert code == 2 and "does not hold a calipers report" in err and "--force" in err
+    assert (mine / "notes.txt").read_text() == "keep"
+    assert run(["demo", "--out", str(mine), "--table-only", "--force"], capsys)[0] == 0
+    assert not (mine / "notes.txt").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_stops_the_program_and_leaves_no_temporaries(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "rep"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "calipers", "demo", "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the progress lines: wait until the suites are computed
+        if ": suite (" in line:
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    assert list(tmp_path.iterdir()) == []  # no half report, no hidden temporary

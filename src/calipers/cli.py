@@ -30,8 +30,8 @@ import io
 import json
 import math
 import os
+import signal
 import sys
-import tempfile
 import textwrap
 import traceback
 from collections.abc import Callable, Sequence
@@ -53,6 +53,8 @@ from .metrics import (
     sce,
     tace,
 )
+from .output import OutputError, OutputExistsError, terminate_on_sigterm, write_folder_atomic
+from .output import write_atomic as _write_atomic
 from .scores import accuracy, brier, nll
 from .validation import CalibrationInputError, Predictions, check_predictions
 
@@ -120,8 +122,8 @@ Prediction files (never unpickled): .npz, .npy, .csv, .parquet (needs pyarrow),
 """
 
 
-class _OutputError(Exception):
-    """An output file could not be written."""
+#: An output file could not be written (or would replace something without --force).
+_OutputError = OutputError
 
 
 # --------------------------------------------------------------------------- the table
@@ -343,45 +345,9 @@ _FORMATTERS: dict[str, Callable[[_Table], str]] = {
 # --------------------------------------------------------------------------- output
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_atomic(path: str | Path, text: str | bytes) -> None:
-    """Write ``text`` (or bytes) to ``path`` atomically: a temporary file in the same directory,
-    flushed to disk, then moved over ``path`` with :func:`os.replace`.
-
-    A reader never sees a half-written file, and an existing file keeps its
-    permissions.
-    """
-    target = Path(path)
-    directory = target.parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise _OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
-    try:
-        if isinstance(text, bytes):
-            with os.fdopen(fd, "wb") as fb:
-                fb.write(text)
-                fb.flush()
-                os.fsync(fb.fileno())
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_current_umask()
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise _OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
-        raise
+def write_atomic(path: str | Path, text: str | bytes, *, force: bool = True) -> None:
+    """Write ``text`` (or bytes) to ``path`` atomically; see :func:`calipers.output.write_atomic`."""
+    _write_atomic(path, text, force=force)
 
 
 def _emit(text: str) -> None:
@@ -467,7 +433,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
     if args.out is None:
         _emit(text)
     else:
-        write_atomic(args.out, text)
+        write_atomic(args.out, text, force=args.force)
         _info(f"calipers: wrote {args.out} ({fmt})")
     return EXIT_OK
 
@@ -477,13 +443,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     table = _build_table(models, sources, args.bins, args.nll_clip)
     _emit(_format_text(table))
     out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _OutputError(f"cannot create directory '{out}': {exc.strerror or exc}") from None
-    for name, fmt in (("table.md", "markdown"), ("table.json", "json")):
-        write_atomic(out / name, _FORMATTERS[fmt](table))
+    files: dict[str, str | bytes] = {
+        name: _FORMATTERS[fmt](table)
+        for name, fmt in (("table.md", "markdown"), ("table.json", "json"))
+    }
     if args.table_only:
+        write_folder_atomic(out, files, force=args.force)
         _info(f"calipers: wrote {out / 'table.md'} and {out / 'table.json'}")
         return EXIT_OK
     from .datasets import load_default_predictions
@@ -501,10 +466,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     rep = _run_report(
         test_sets, is_logits, cal_sets, _recalibrators(args.recalibrate), args, figures=True
     )
-    written = _save_report(rep, out)
+    written = write_folder_atomic(out, {**files, **rep.files()}, force=args.force)
     _info(
         f"calipers: fitted {len(_recalibrators(args.recalibrate))} recalibration methods on the "
-        f"calibration half and evaluated them on the test half; wrote {len(written) + 2} files "
+        f"calibration half and evaluated them on the test half; wrote {len(written)} files "
         f"to {out}/ (open {out / 'report.html'})"
     )
     return EXIT_OK
@@ -571,11 +536,8 @@ def _run_report(
     )
 
 
-def _save_report(rep: Any, out: Path) -> list[str]:
-    try:
-        return list(rep.save(out))
-    except OSError as exc:
-        raise _OutputError(f"cannot write the report to '{out}': {exc.strerror or exc}") from None
+def _save_report(rep: Any, out: Path, force: bool) -> list[str]:
+    return list(rep.save(out, force=force))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -627,7 +589,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     }[fmt]()
     _emit(text)
     if args.out is not None:
-        written = _save_report(rep, Path(args.out))
+        written = _save_report(rep, Path(args.out), args.force)
         _info(f"calipers: wrote {len(written)} files to {args.out}/")
     return EXIT_OK
 
@@ -655,7 +617,7 @@ def _cmd_diagram(args: argparse.Namespace) -> int:
 
     buf = _io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=200)
-    write_atomic(out, buf.getvalue())
+    write_atomic(out, buf.getvalue(), force=args.force)
     _info(f"calipers: wrote {out}")
     return EXIT_OK
 
@@ -746,6 +708,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", metavar="FILE", default=None, help="write to FILE (atomically) instead of stdout"
     )
     table.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --out file (without it an existing one is refused)",
+    )
+    table.add_argument(
         "--logits", action="store_true", help="the predictions are logits (softmax is applied)"
     )
     table.add_argument(
@@ -791,7 +758,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         metavar="DIR",
         default="calipers-demo",
-        help="output directory (default: calipers-demo)",
+        help="output directory, written whole (default: calipers-demo; a previous calipers "
+        "report there is replaced as a whole)",
+    )
+    demo.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --out folder that does not hold a calipers report (without it an existing one is refused)",
     )
     demo.add_argument(
         "--recalibrate",
@@ -865,7 +838,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         metavar="DIR",
         default=None,
-        help="also write report.html/.json/.md/.tex and figures/ into DIR",
+        help="also write report.html/.json/.md/.tex and figures/ into DIR, whole (a previous "
+        "calipers report there is replaced as a whole)",
+    )
+    rep.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --out folder that does not hold a calipers report (without it an existing one is refused)",
     )
     rep.set_defaults(func=_cmd_report)
 
@@ -893,6 +872,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         default="diagram.png",
         help="output file .png/.svg/.pdf (default diagram.png)",
+    )
+    dia.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --out file (without it an existing one is refused)",
     )
     dia.set_defaults(func=_cmd_diagram)
     return parser
@@ -974,10 +958,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
     try:
-        return int(args.func(args))
+        with terminate_on_sigterm():  # kill PID cleans up like Ctrl-C
+            return int(args.func(args))
     except (PredictionFileError, CalibrationInputError) as exc:
         _info(f"calipers: error: {_cli_words(str(exc))}")
         return EXIT_INPUT
+    except OutputExistsError as exc:
+        _info(f"calipers: error: {exc}")
+        return EXIT_USAGE
     except _OutputError as exc:
         _info(f"calipers: error: {exc}")
         return EXIT_UNEXPECTED
@@ -987,9 +975,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         return EXIT_UNEXPECTED
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        return 143 if str(exc) == f"signal {int(signal.SIGTERM)}" else 130
     except Exception:
+        from . import output
+
+        if output.SIGTERM_RECEIVED:  # interrupted inside an import, which re-raised it
+            return 143
         traceback.print_exc()
         _info(
             "calipers: unexpected error (a bug in calipers?); please report it with the "

@@ -36,12 +36,17 @@ from typing import Any
 
 __all__ = [
     "OutputError",
+    "OutputExistsError",
     "MARKER",
     "write_atomic",
     "write_folder_atomic",
     "remove_stale_temporaries",
     "terminate_on_sigterm",
 ]
+
+#: Set when :func:`terminate_on_sigterm` turned a SIGTERM into ``KeyboardInterrupt``
+#: (an extension module interrupted while importing may re-raise it as another error).
+SIGTERM_RECEIVED = False
 
 #: Marker file that says a folder holds a calipers report (and may be replaced whole).
 MARKER = ".calipers-report"
@@ -52,6 +57,10 @@ _TMP_DIR = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.calipers-(?:tmp|ol
 
 class OutputError(OSError):
     """An output file or folder cannot be written (the message says why)."""
+
+
+class OutputExistsError(OutputError):
+    """The output exists and is not calipers' to replace without ``force=True``."""
 
 
 def _umask() -> int:
@@ -129,11 +138,11 @@ def write_atomic(path: str | Path, data: str | bytes, *, force: bool = True) -> 
     >>> write_atomic(p, "other", force=False)
     Traceback (most recent call last):
     ...
-    calipers.output.OutputError: '...t.md' exists; pass --force (force=True) to replace it
+    calipers.output.OutputExistsError: '...t.md' exists; pass --force (force=True) to replace it
     """
     target = Path(path)
     if not force and (target.exists() or target.is_symlink()):
-        raise OutputError(f"'{target}' exists; pass --force (force=True) to replace it")
+        raise OutputExistsError(f"'{target}' exists; pass --force (force=True) to replace it")
     directory = target.parent
     remove_stale_temporaries(directory, target.name)
     try:
@@ -193,12 +202,12 @@ def write_folder_atomic(
     if target.exists() or target.is_symlink():
         if not target.is_dir() or target.is_symlink():
             if not force:
-                raise OutputError(
+                raise OutputExistsError(
                     f"'{target}' exists and is not a folder; pass --force (force=True) to "
                     "replace it"
                 )
         elif not force and not (target / MARKER).exists() and any(target.iterdir()):
-            raise OutputError(
+            raise OutputExistsError(
                 f"'{target}' exists and does not hold a calipers report; choose another "
                 "folder or pass --force (force=True) to replace it as a whole"
             )
@@ -267,6 +276,8 @@ def terminate_on_sigterm() -> Iterator[None]:
         return
 
     def _raise(signum: int, frame: FrameType | None) -> None:
+        global SIGTERM_RECEIVED
+        SIGTERM_RECEIVED = True
         raise KeyboardInterrupt(f"signal {signum}")
 
     previous = signal.signal(signal.SIGTERM, _raise)

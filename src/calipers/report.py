@@ -560,32 +560,35 @@ class Report:
             + "</body></html>\n"
         )
 
-    def save(self, directory: str | Any) -> list[str]:
-        """Write ``report.html``, ``report.json``, ``report.md``, ``report.tex`` (a LaTeX
-        document that compiles with ``pdflatex`` and shows the figures too) and
-        ``figures/*.png`` into ``directory`` (created if needed), each file atomically.
-        Returns the paths written."""
-        from pathlib import Path
+    def files(self) -> dict[str, str | bytes]:
+        """Every file of a saved report: relative path -> content.
 
-        from .cli import write_atomic
+        ``report.html``, ``report.json``, ``report.md``, ``report.tex`` (a LaTeX
+        document that compiles with ``pdflatex`` and shows the figures) and
+        ``figures/*.png``.
+        """
+        out: dict[str, str | bytes] = {
+            "report.html": self.to_html(),
+            "report.json": self.to_json(),
+            "report.md": self.to_markdown(),
+            "report.tex": self.to_latex(figure_dir="figures" if self.figures else None),
+        }
+        for key, png in self.figures.items():
+            out[f"figures/{key}.png"] = png
+        return out
 
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, text in (
-            ("report.html", self.to_html()),
-            ("report.json", self.to_json()),
-            ("report.md", self.to_markdown()),
-            ("report.tex", self.to_latex(figure_dir="figures" if self.figures else None)),
-        ):
-            write_atomic(out / name, text)
-            written.append(str(out / name))
-        if self.figures:
-            (out / "figures").mkdir(exist_ok=True)
-            for key, png in self.figures.items():
-                write_atomic(out / "figures" / f"{key}.png", png)
-                written.append(str(out / "figures" / f"{key}.png"))
-        return written
+    def save(self, directory: str | Any, *, force: bool = False) -> list[str]:
+        """Write :meth:`files` as the folder ``directory``, whole (:mod:`calipers.output`).
+
+        The folder appears complete or not at all: it is written into a hidden
+        sibling and renamed into place. A folder holding a previous calipers
+        report is replaced as a whole (no figure of an earlier run is left);
+        any other existing, non-empty folder is refused unless ``force=True``.
+        Returns the paths written.
+        """
+        from .output import write_folder_atomic
+
+        return write_folder_atomic(directory, self.files(), force=force)
 
 
 # ----------------------------------------------------------------------------- computing
