@@ -271,6 +271,7 @@ def test_files_of_calipers_0_1_still_load() -> None:
     doc = json.loads(ts.to_json())
     del doc["state"]["input_kind_"], doc["state"]["input_detected_"]
     doc["state"]["logits_"] = True  # how 0.1 stored the kind
+    doc["format"] = 1  # what 0.1 wrote (format 2 has no 'logits_')
     old = base.load_recalibrator(json.dumps(doc))
     assert old.input_kind_ == "logits" and not hasattr(old, "logits_")
     np.testing.assert_array_equal(old.predict_proba(z), ts.predict_proba(z))

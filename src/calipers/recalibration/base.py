@@ -54,8 +54,21 @@ new class probabilities::
 * ``accuracy_preserving`` (the arg-max never changes) and ``injective``
   (different score vectors never map to the same output; Gruber & Buettner (2022) Prop. 4.5
   needs it) are declared per method and checked by property tests.
+* Every input (scores, labels, ``sample_weight``, of ``fit``, ``predict_proba``,
+  ``predict`` and the cross-validation helpers) goes through the validation
+  layer of the metrics: the same input gets the same verdict and the same
+  message as :func:`calipers.ece` (float16 and bfloat16 scores included, with
+  their dtype's tolerance). Logit methods also refuse logits larger than
+  :data:`MAX_LOGIT` = 1e100 in magnitude, where their arithmetic would overflow.
 * ``to_json`` / ``from_json`` (and ``save`` / ``load``) store the class name,
-  the parameters and the fitted state as plain JSON: nothing is pickled.
+  the parameters and the fitted state as plain JSON: nothing is pickled. Each
+  method declares the schema of its parameters and fitted state (``schema``:
+  types, shapes tied to ``n_classes_`` and the parameters, ranges, monotone
+  maps, weights on the simplex), checked when a file is loaded, after ``fit``,
+  before ``to_json`` and before ``predict_proba``. Files carry a format version
+  (2 is written; 1, written by calipers 0.1 and the 0.2 development versions,
+  still loads) and are read within limits (:data:`MAX_DOCUMENT_BYTES` = 64 MiB,
+  :data:`MAX_DEPTH` = 32 levels of nesting). See :func:`load_recalibrator`.
 
 Binary problems: scores of shape ``(n,)`` hold the logit (or probability) of
 class 1, and ``predict_proba`` returns ``(n,)`` probabilities of class 1.
@@ -72,26 +85,87 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from .._backend import to_numpy
 from ..validation import (
     CalibrationInputError,
     Predictions,
+    _as_array,
     _check_labels,
     _check_weight,
     _eps,
+    _first_true,
+    _np,
     _read_kind,
     _sigmoid,
     check_predictions,
 )
 from ..validation import _softmax as _softmax_rows
+from ._schema import (
+    FORMAT,
+    MAX_DEPTH,
+    MAX_DOCUMENT_BYTES,
+    READABLE_FORMATS,
+    Flag,
+    Integer,
+    OneOf,
+    Schema,
+    _show,
+    _too_large,
+    check_fields,
+    parse_document,
+    run_checks,
+)
 
-__all__ = ["Recalibrator", "load_recalibrator", "register"]
+__all__ = [
+    "Recalibrator",
+    "load_recalibrator",
+    "register",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_DEPTH",
+    "MAX_LOGIT",
+]
+
+#: Largest logit magnitude a logit method accepts: its arithmetic squares and cubes
+#: logits (temperature scaling's cumulants, the whitening of matrix scaling), which
+#: overflows near 1e102; the metrics themselves accept any finite logit.
+MAX_LOGIT = 1e100
+
+#: Fitted fields every method has (a method may narrow ``n_classes_``).
+COMMON_STATE: dict[str, Any] = {
+    "n_classes_": Integer(lo=2),
+    "input_kind_": OneOf(("logits", "probs")),
+    "input_detected_": Flag(),
+}
 
 _REGISTRY: dict[str, type[Recalibrator]] = {}
 
 
 def register(cls: type[Recalibrator]) -> type[Recalibrator]:
-    """Class decorator: make a recalibrator loadable by :func:`load_recalibrator`."""
+    """Class decorator: make a recalibrator loadable by :func:`load_recalibrator`.
+
+    The class must declare its ``schema`` (every constructor parameter and every
+    fitted field), the declaration its files are checked against.
+
+    Examples
+    --------
+    >>> from calipers.recalibration.base import Recalibrator, register
+    >>> class Identity(Recalibrator):
+    ...     pass
+    >>> register(Identity)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: register: Identity declares no schema ...
+    """
+    if cls.schema is Recalibrator.schema:
+        raise CalibrationInputError(
+            f"register: {cls.__name__} declares no schema (the class attribute 'schema' listing "
+            "its parameters and fitted fields), so its files could not be checked"
+        )
+    missing = set(cls._param_names()) ^ set(cls.schema.params)
+    if missing:
+        raise CalibrationInputError(
+            f"register: the schema of {cls.__name__} must declare exactly its constructor "
+            f"parameters; it differs in {sorted(missing)}"
+        )
     _REGISTRY[cls.__name__] = cls
     return cls
 
@@ -124,6 +198,60 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return _sigmoid(z) if z.ndim == 1 else _softmax_rows(z)
 
 
+def _scores_array(scores: Any) -> tuple[Any, np.ndarray]:
+    """``(x0, S)``: the scores as the validation layer reads them, and as a NumPy array.
+
+    ``x0`` is the array the metrics see (complex, string and object arrays are
+    refused with their messages; tensors stay tensors), ``S`` its floating
+    NumPy form after the metrics' array and shape rules (float16/32/64 kept,
+    bfloat16 -> float32, integers and booleans -> float64). Values are not
+    checked here.
+    """
+    x0 = _as_array(scores, "probs")
+    n = int(x0.shape[0]) if x0.ndim >= 1 else 1
+    head = check_predictions(x0, np.zeros(n, dtype=np.int64), validate=False)
+    return x0, np.asarray(_np(head.probs))
+
+
+def _min_max(S: np.ndarray) -> tuple[float, float]:
+    """Smallest and largest entry (NaN when there is one), read once in cache-sized blocks.
+
+    Unlike a sum, neither overflows: ``1e308`` logits are finite and stay so.
+    """
+    flat = S.reshape(-1)
+    step = 1 << 18
+    if flat.size <= step:
+        return float(flat.min()), float(flat.max())
+    lo, hi = math.inf, -math.inf
+    for i in range(0, flat.size, step):
+        b = flat[i : i + step]
+        lo, hi = min(lo, float(b.min())), max(hi, float(b.max()))
+        if math.isnan(lo) or math.isnan(hi):
+            return math.nan, math.nan
+    return lo, hi
+
+
+def _check_magnitude(S: np.ndarray, lo: float, hi: float, name: str) -> None:
+    """Refuse non-finite logits, and logits beyond :data:`MAX_LOGIT` in magnitude.
+
+    ``lo`` and ``hi`` are the smallest and largest entry (:func:`_min_max`).
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        idx = _first_true(~np.isfinite(S))
+        raise CalibrationInputError(
+            f"logits contain a non-finite value ({S[idx].item()!r}) at "
+            f"{'row ' + str(idx[0]) + (', column ' + str(idx[1]) if S.ndim > 1 else '')}"
+        )
+    if max(-lo, hi) > MAX_LOGIT:
+        idx = _first_true(np.abs(S) > MAX_LOGIT)
+        raise CalibrationInputError(
+            f"{name} needs logits of magnitude at most {MAX_LOGIT:g}; entry "
+            f"{idx if S.ndim > 1 else idx[0]} is {S[idx].item()!r}. Its arithmetic (squares "
+            "and cubes of the logits in the fit) overflows beyond that; the metrics accept "
+            "such logits, and the probability methods take their softmax"
+        )
+
+
 class Recalibrator:
     """Base class of every recalibration method (see the module docstring).
 
@@ -131,12 +259,18 @@ class Recalibrator:
     ``"probs"``), ``accuracy_preserving`` and ``injective`` (or override the
     properties when they depend on hyper-parameters) and implement
     ``_fit(S, y, w)`` and ``_transform(S)`` on float64 NumPy arrays of the
-    natural input kind, ``_transform`` returning probabilities.
+    natural input kind, ``_transform`` returning probabilities. ``schema``
+    declares the types and ranges of the parameters and of the fitted state
+    beyond ``COMMON_STATE`` (``n_classes_``, ``input_kind_``,
+    ``input_detected_``); it is checked when a file is loaded, after ``fit``
+    (a fit whose result breaks it raises), before ``to_json`` and before
+    ``predict_proba``.
     """
 
     input: ClassVar[Literal["logits", "probs"]] = "logits"
     _accuracy_preserving: ClassVar[bool] = False
     _injective: ClassVar[bool] = False
+    schema: ClassVar[Schema] = Schema()
 
     # ------------------------------------------------------------------ declared properties
 
@@ -194,34 +328,35 @@ class Recalibrator:
         """Scores of the method's natural kind, labels, weights, the kind read, detected?
 
         ``fitted`` is the kind ``fit`` read when called from ``predict_proba``
-        (labels and weights are then None). Logits given to a logit method are
-        checked for finiteness only and keep their float32/float64 dtype (no
-        copy, no softmax: fitting reads them a few times, and 50 000 x 1000
-        logits are 200 MB in float32); every other case goes through the core
-        validation layer and is float64.
+        (labels and weights are then None). Every input goes through the
+        validation layer of the metrics, so the same scores, labels and weights
+        get the same verdict and the same message as :func:`calipers.ece`: the
+        array, dtype and shape rules of :func:`calipers.check_predictions` first,
+        then the values. Logits given to a logit method are checked for
+        finiteness (and for the method's magnitude limit, :data:`MAX_LOGIT`) and
+        keep their float32/float64 dtype (no copy, no softmax: fitting reads them
+        a few times, and 50 000 x 1000 logits are 200 MB in float32; float16 and
+        bfloat16 become float32, exactly); every other case is validated by
+        :func:`calipers.check_predictions` itself, in the caller's dtype (so
+        float16 probabilities get float16's tolerance), and becomes float64.
         """
         name = type(self).__name__
         told = _told(logits)
         if isinstance(scores, Predictions):
             return self._read_predictions(scores, told, labels, sample_weight, fitted)
-        S = np.asarray(to_numpy(scores))
-        eps = _eps(S) if S.dtype.kind == "f" else float(np.finfo(np.float64).eps)
-        if S.dtype not in (np.float32, np.float64):
-            S = S.astype(np.float64)
-        if S.ndim not in (1, 2) or S.shape[0] == 0:
-            raise CalibrationInputError(
-                f"scores must be a non-empty (n,) or (n, k) array; got shape {S.shape}"
-            )
+        x0, S = _scores_array(scores)
+        n = int(S.shape[0])
         k = 2 if S.ndim == 1 else int(S.shape[1])
         if fitted is not None and k != self.n_classes_:
             raise CalibrationInputError(
                 f"{name} was fitted on {self.n_classes_} classes; got scores with {k}"
             )
         detected = told is None
-        finite = False
         if told is None:
-            kind, why = _read_kind(S, eps)
-            finite = True
+            with np.errstate(over="ignore"):  # row sums of +-1e308 logits: inf, and read so
+                kind, why = _read_kind(
+                    S if S.dtype != np.float16 else S.astype(np.float32), _eps(x0)
+                )
             if kind is None:
                 where = "fit" if fitted is None else "predict_proba"
                 since = "" if fitted is None else f" (it was fitted on {_KIND_NAMES[fitted]})"
@@ -245,31 +380,33 @@ class Recalibrator:
             kind = "logits" if told else "probs"
         y = w = None
         if kind == "logits" and self.input == "logits":
-            if not finite and not np.isfinite(S.sum(dtype=np.float64)):
-                bad = np.argwhere(~np.isfinite(S))
-                if len(bad):
-                    idx = tuple(int(i) for i in bad[0])
-                    raise CalibrationInputError(
-                        f"logits must be finite; entry {idx} is {float(S[idx])!r}"
-                    )
+            lo, hi = _min_max(S)
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                # the metrics' own message (it names the first non-finite entry)
+                check_predictions(x0, np.zeros(n, dtype=np.int64), logits=True)
+            _check_magnitude(S, lo, hi, name)
             if labels is not None:
-                y = np.asarray(_check_labels(labels, S.shape[0], k, S.ndim == 1, S))
+                y = np.asarray(_np(_check_labels(labels, n, k, S.ndim == 1, S)))
+            if sample_weight is not None:
+                w = np.asarray(_check_weight(sample_weight, n, S), dtype=np.float64)
+            if S.dtype not in (np.float32, np.float64):
+                S = S.astype(np.float32)  # float16: exact in float32
         else:
-            S = S.astype(np.float64, copy=False)
-            # validation of probabilities (or logits for a probability method) and labels
             P = check_predictions(
-                S,
-                np.zeros(S.shape[0], dtype=np.int64) if labels is None else labels,
+                x0,
+                np.zeros(n, dtype=np.int64) if labels is None else labels,
                 logits=kind == "logits",
+                sample_weight=sample_weight,
             )
             if labels is not None:
-                y = np.asarray(to_numpy(P.labels))
+                y = np.asarray(_np(P.labels), dtype=np.int64)
+            if P.sample_weight is not None:
+                w = np.asarray(_np(P.sample_weight), dtype=np.float64)
+            probs = np.asarray(_np(P.probs), dtype=np.float64)
             if self.input == "logits":
-                S = _log_probs(S, name) if S.ndim == 2 else _logit(S, name)
+                S = _log_probs(probs, name) if probs.ndim == 2 else _logit(probs, name)
             else:
-                S = np.asarray(to_numpy(P.probs), dtype=np.float64)
-        if sample_weight is not None:
-            w = np.asarray(_check_weight(sample_weight, S.shape[0], S), dtype=np.float64)
+                S = probs
         return S, y, w, kind, detected
 
     def _read_predictions(
@@ -295,34 +432,33 @@ class Recalibrator:
             raise CalibrationInputError(
                 f"{name} was fitted on {self.n_classes_} classes; got scores with {P.n_classes}"
             )
-        probs = np.asarray(to_numpy(P.probs), dtype=np.float64)
+        probs = np.asarray(_np(P.probs), dtype=np.float64)
         if self.input == "probs":
             S = probs
         elif kind == "logits":
-            S = np.asarray(to_numpy(P.logits))
+            S = np.asarray(_np(P.logits))
             if S.dtype not in (np.float32, np.float64):
-                S = S.astype(np.float64)
+                S = S.astype(np.float32 if S.dtype == np.float16 else np.float64)
+            lo, hi = _min_max(S)
+            _check_magnitude(S, lo, hi, name)
         else:
             S = _log_probs(probs, name) if probs.ndim == 2 else _logit(probs, name)
         y = w = None
         if fitted is None:
-            y = np.asarray(to_numpy(P.labels), dtype=np.int64)
+            y = np.asarray(_np(P.labels), dtype=np.int64)
             if sample_weight is not None and P.sample_weight is not None:
                 raise CalibrationInputError(
                     "sample_weight was given twice: in the Predictions object and as an argument"
                 )
             if sample_weight is None and P.sample_weight is not None:
-                w = np.asarray(to_numpy(P.sample_weight), dtype=np.float64)
+                w = np.asarray(_np(P.sample_weight), dtype=np.float64)
             elif sample_weight is not None:
                 w = np.asarray(_check_weight(sample_weight, S.shape[0], S), dtype=np.float64)
         return S, y, w, kind, False
 
     def _fitted_kind(self) -> str:
-        """The kind of scores ``fit`` read (``logits_`` of files written by calipers 0.1)."""
-        kind = getattr(self, "input_kind_", None)
-        if kind is None:
-            kind = "logits" if getattr(self, "logits_", self.input == "logits") else "probs"
-        return str(kind)
+        """The kind of scores ``fit`` read (``logits_`` of 0.1 files is converted at load)."""
+        return str(self.input_kind_)
 
     def _detected(self) -> bool:
         return bool(getattr(self, "input_detected_", False))
@@ -380,13 +516,23 @@ class Recalibrator:
             raise CalibrationInputError(
                 "fit needs labels (labels=None only with a calipers.Predictions, which carries them)"
             )
+        self._check_params(type(self).__name__)
         S, y, w, kind, detected = self._read(scores, logits, labels, sample_weight)
         if y is None:  # pragma: no cover - _read returns labels whenever fit gives them
             raise CalibrationInputError("fit needs labels")
+        return self._fit_read(S, y, w, kind, detected)
+
+    def _fit_read(
+        self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None, kind: str, detected: bool
+    ) -> Recalibrator:
+        """``fit`` on what :meth:`_read` returned (also used by the cross-validation helpers)."""
+        for key in self._state_fields():  # a refit starts from nothing
+            self.__dict__.pop(key, None)
+        self._fit(S, y, w)
         self.n_classes_ = 2 if S.ndim == 1 else int(S.shape[1])
         self.input_kind_ = kind
         self.input_detected_ = detected
-        self._fit(S, y, w)
+        self._check_state(f"{type(self).__name__}: the fit gave an invalid result")
         return self
 
     def predict_proba(self, scores: Any, *, logits: bool | None = None) -> np.ndarray:
@@ -421,8 +567,24 @@ class Recalibrator:
         calipers.validation.CalibrationInputError: TemperatureScaling was fitted on logits (detected from the values), but these scores look like probabilities: ...
         """
         self._check_fitted()
+        name = type(self).__name__
+        self._check_state(name)  # parameters and fitted state (set_params, edited attributes)
         S, _, _, _, _ = self._read(scores, logits, fitted=self._fitted_kind())
-        return self._transform(S)
+        return self._predict_read(S)
+
+    def _predict_read(self, S: np.ndarray) -> np.ndarray:
+        """``predict_proba`` on what :meth:`_read` returned: finite probabilities, or a refusal."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            Q = np.asarray(self._transform(S), dtype=np.float64)
+        bad = ~np.isfinite(Q)
+        if bad.any():  # extreme fitted values (a temperature of 1e-300) on large scores
+            idx = _first_true(bad)
+            raise CalibrationInputError(
+                f"{type(self).__name__} gave a non-finite probability for row {idx[0]}: its "
+                "arithmetic overflows on these scores with this fitted state (the scores or "
+                "the fitted values are too extreme)"
+            )
+        return Q
 
     def predict(self, scores: Any, *, logits: bool | None = None) -> np.ndarray:
         """Arg-max class of ``predict_proba`` (ties -> lowest index; binary: p > 0.5).
@@ -446,6 +608,28 @@ class Recalibrator:
                 f"this {type(self).__name__} is not fitted yet; call fit(scores, labels) first"
             )
 
+    # ------------------------------------------------------------------ schema
+
+    @classmethod
+    def _state_fields(cls) -> dict[str, Any]:
+        """The declared fitted fields: ``COMMON_STATE`` and the method's own."""
+        return {**COMMON_STATE, **cls.schema.state}
+
+    def _check_params(self, where: str) -> dict[str, Any]:
+        """The parameters, checked against ``schema.params`` (the message starts with ``where``)."""
+        params = check_fields(
+            self.schema.params, self.get_params(), where, "parameter", allow_extra=True
+        )
+        run_checks(self.schema.param_checks, params, where)
+        return params
+
+    def _check_state(self, where: str) -> None:
+        """Check the fitted attributes against the declared schema (nothing is changed)."""
+        params = self._check_params(where)
+        values = {k: getattr(self, k) for k in self._state_fields() if hasattr(self, k)}
+        state = check_fields(self._state_fields(), values, where, "field", params)
+        run_checks(self.schema.state_checks, {**params, **state}, where)
+
     # ------------------------------------------------------------------ to implement
 
     def _fit(self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:  # pragma: no cover
@@ -457,26 +641,76 @@ class Recalibrator:
     # ------------------------------------------------------------------ JSON
 
     def _state(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
+        """The declared fitted fields the object has (all of them once fitted)."""
+        return {k: getattr(self, k) for k in self._state_fields() if hasattr(self, k)}
 
     def to_json(self) -> str:
-        """JSON text with the class, its parameters and its fitted state (no pickle)."""
+        """JSON text with the class, its parameters and its fitted state (no pickle).
+
+        The document is checked against the method's schema first (a fitted
+        state that breaks it, e.g. after editing an attribute, raises) and is
+        written in format :data:`calipers.recalibration._schema.FORMAT`; an
+        unfitted recalibrator is written with an empty state.
+
+        Examples
+        --------
+        >>> import json
+        >>> import calipers as cp
+        >>> doc = json.loads(cp.TemperatureScaling().to_json())
+        >>> doc["calipers_recalibrator"], doc["format"], doc["state"]
+        ('TemperatureScaling', 2, {})
+        """
+        name = type(self).__name__
+        if type(self).schema is Recalibrator.schema:
+            raise CalibrationInputError(
+                f"{name} cannot be saved: it declares no schema of its parameters and fitted "
+                "state (the class attribute 'schema'; see calipers.recalibration.base.register)"
+            )
+        if hasattr(self, "n_classes_"):
+            self._check_state(f"{name} cannot be saved")
+        else:
+            self._check_params(f"{name} cannot be saved")
         return json.dumps(
             {
-                "calipers_recalibrator": type(self).__name__,
-                "format": 1,
+                "calipers_recalibrator": name,
+                "format": FORMAT,
                 "params": {k: _encode(v) for k, v in self.get_params().items()},
                 "state": {k: _encode(v) for k, v in self._state().items()},
-            }
+            },
+            allow_nan=False,
         )
 
     @classmethod
-    def from_json(cls, text: str) -> Recalibrator:
-        """Rebuild a recalibrator written by :meth:`to_json`."""
-        return load_recalibrator(text, expected=cls)
+    def from_json(cls, text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Recalibrator:
+        """Rebuild a recalibrator written by :meth:`to_json` (see :func:`load_recalibrator`).
+
+        The document must hold this class (or a subclass).
+
+        Examples
+        --------
+        >>> import calipers as cp
+        >>> text = cp.HistogramBinning(n_bins=10).to_json()
+        >>> cp.HistogramBinning.from_json(text).n_bins
+        10
+        >>> cp.TemperatureScaling.from_json(text)
+        Traceback (most recent call last):
+        ...
+        calipers.validation.CalibrationInputError: the document holds a HistogramBinning, not a TemperatureScaling
+        """
+        return load_recalibrator(text, expected=cls, max_bytes=max_bytes)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_json` to ``path`` atomically."""
+        """Write :meth:`to_json` to ``path`` atomically.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import calipers as cp
+        >>> path = os.path.join(tempfile.mkdtemp(), "hb.json")
+        >>> cp.HistogramBinning(n_bins=10).save(path)
+        >>> cp.HistogramBinning.load(path).n_bins
+        10
+        """
         d = os.path.dirname(os.fspath(path)) or "."
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".calipers-", suffix=".json")
         try:
@@ -489,10 +723,32 @@ class Recalibrator:
             raise
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Recalibrator:
-        """Read a recalibrator saved with :meth:`save`."""
-        with open(path, encoding="utf-8") as f:
-            return cls.from_json(f.read())
+    def load(
+        cls, path: str | os.PathLike[str], *, max_bytes: int = MAX_DOCUMENT_BYTES
+    ) -> Recalibrator:
+        """Read a recalibrator saved with :meth:`save` (checked as :func:`load_recalibrator`).
+
+        A file larger than ``max_bytes`` is refused before it is read.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import calipers as cp
+        >>> path = os.path.join(tempfile.mkdtemp(), "ts.json")
+        >>> cp.TemperatureScaling(t_max=50.0).save(path)
+        >>> cp.TemperatureScaling.load(path).t_max
+        50.0
+        >>> cp.TemperatureScaling.load(path, max_bytes=10)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        calipers.validation.CalibrationInputError: the recalibrator document is ... bytes, more than the limit of 10 bytes ...
+        """
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > max_bytes:
+                raise CalibrationInputError(_too_large(size, max_bytes))
+            data = f.read(max_bytes + 1)
+        return load_recalibrator(data, expected=cls, max_bytes=max_bytes)
 
 
 def _logit(p: np.ndarray, where: str) -> np.ndarray:
@@ -506,8 +762,15 @@ def _logit(p: np.ndarray, where: str) -> np.ndarray:
 
 
 def _encode(v: Any) -> Any:
+    """A JSON value for a parameter or a fitted field (arrays: the documented encoding)."""
     if isinstance(v, np.ndarray):
-        return {"ndarray": _encode(v.tolist()), "dtype": str(v.dtype), "shape": list(v.shape)}
+        return {
+            "ndarray": np.asarray(v, dtype=np.float64).tolist(),
+            "dtype": "float64",
+            "shape": list(v.shape),
+        }
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
     if isinstance(v, (np.floating, float)):
         f = float(v)
         return f if math.isfinite(f) else {"float": repr(f)}
@@ -517,25 +780,82 @@ def _encode(v: Any) -> Any:
         return [_encode(x) for x in v]
     if isinstance(v, dict):
         return {str(k): _encode(x) for k, x in v.items()}
-    if v is None or isinstance(v, (bool, int, str)):
+    if v is None or isinstance(v, (int, str)):
         return v
     raise CalibrationInputError(f"cannot store a {type(v).__name__} in JSON: {v!r}")
 
 
-def _decode(v: Any) -> Any:
-    if isinstance(v, dict):
-        if "ndarray" in v:
-            return np.asarray(_decode(v["ndarray"]), dtype=v["dtype"]).reshape(v["shape"])
-        if set(v) == {"float"}:
-            return float(v["float"])
-        return {k: _decode(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_decode(x) for x in v]
-    return v
+_TOP_KEYS = ("calipers_recalibrator", "format", "params", "state")
 
 
-def load_recalibrator(text: str, *, expected: type[Recalibrator] | None = None) -> Recalibrator:
+def _upgrade_format_1(
+    cls: type[Recalibrator], state: dict[str, Any], params: dict[str, Any], where: str
+) -> dict[str, Any]:
+    """The fitted state of a format-1 document in the form of format 2.
+
+    Format 1 (calipers 0.1 and the 0.2 development versions) stored the kind of
+    scores as ``logits_`` (0.1) and repeated every parameter whose name ends in
+    ``_`` (``MatrixScaling.lambda_``) among the fitted fields; the repetition
+    must agree with the parameter.
+    """
+    state = dict(state)
+    if "logits_" in state:
+        if "input_kind_" in state or "input_detected_" in state:
+            raise CalibrationInputError(
+                f"{where}: field 'logits_' (calipers 0.1) cannot stand beside 'input_kind_'"
+            )
+        flag = check_fields({"logits_": Flag()}, {"logits_": state.pop("logits_")}, where, "field")
+        state["input_kind_"] = "logits" if flag["logits_"] else "probs"
+        state["input_detected_"] = False
+    for name, f in cls.schema.params.items():
+        if name.endswith("_") and name in state:
+            again = check_fields({name: f}, {name: state.pop(name)}, where, "field")[name]
+            if again != params[name]:
+                raise CalibrationInputError(
+                    f"{where}: field {name!r} ({again!r}) contradicts parameter {name!r} "
+                    f"({params[name]!r})"
+                )
+    return state
+
+
+def load_recalibrator(
+    text: str | bytes,
+    *,
+    expected: type[Recalibrator] | None = None,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+) -> Recalibrator:
     """Rebuild any registered recalibrator from the JSON of :meth:`Recalibrator.to_json`.
+
+    Nothing is unpickled or evaluated. The document is read within limits
+    (at most ``max_bytes`` bytes, :data:`MAX_DOCUMENT_BYTES` = 64 MiB by
+    default; nesting at most :data:`MAX_DEPTH` = 32 levels, checked before
+    parsing; no duplicate keys; no ``NaN``/``Infinity``), and must be a
+    complete, consistent description of one method: its ``format`` one that
+    this version reads (2, the one written now, or 1, written by calipers 0.1
+    and the 0.2 development versions), every parameter and, for a fitted
+    recalibrator, every fitted field present, of the declared type, shape
+    (tied to ``n_classes_`` and the parameters) and range (finite; temperatures
+    > 0; weights on the simplex; monotone maps non-decreasing; ...), and no
+    other key. Anything else raises :class:`CalibrationInputError` naming the
+    field, so a file loads as the recalibrator it describes or not at all.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The JSON document.
+    expected : type, optional
+        Require this class (or a subclass); used by ``from_json`` and ``load``.
+    max_bytes : int, default MAX_DOCUMENT_BYTES
+        Largest document read.
+
+    Returns
+    -------
+    Recalibrator
+
+    Raises
+    ------
+    CalibrationInputError
+        Not a valid document of a registered method.
 
     Examples
     --------
@@ -546,28 +866,59 @@ def load_recalibrator(text: str, *, expected: type[Recalibrator] | None = None) 
     >>> back = cp.load_recalibrator(ts.to_json())
     >>> bool(np.allclose(back.predict_proba(z, logits=True), ts.predict_proba(z, logits=True)))
     True
+    >>> cp.load_recalibrator(ts.to_json().replace(str(ts.temperature_), "-1"))
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: TemperatureScaling file: field 'temperature_' must be a finite number > 0; got -1
     """
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise CalibrationInputError(f"not a calipers recalibrator JSON document: {e}") from None
+    doc = parse_document(text, max_bytes)
     if not isinstance(doc, dict) or "calipers_recalibrator" not in doc:
         raise CalibrationInputError(
             "not a calipers recalibrator JSON document (no 'calipers_recalibrator' key)"
         )
     name = doc["calipers_recalibrator"]
-    if name not in _REGISTRY:
-        raise CalibrationInputError(f"unknown recalibrator {name!r}; known: {sorted(_REGISTRY)}")
+    if not (isinstance(name, str) and name in _REGISTRY):
+        raise CalibrationInputError(
+            f"unknown recalibrator {_show(name)}; known: {sorted(_REGISTRY)}"
+        )
     cls = _REGISTRY[name]
     if expected is not None and expected is not Recalibrator and not issubclass(cls, expected):
         raise CalibrationInputError(f"the document holds a {name}, not a {expected.__name__}")
-    obj = cls(**{k: _decode(v) for k, v in doc.get("params", {}).items()})
-    for k, v in doc.get("state", {}).items():
-        if not k.endswith("_"):
-            raise CalibrationInputError(f"fitted-state key {k!r} does not end in '_'")
-        setattr(obj, k, _decode(v))
-    state = vars(obj)
-    if "logits_" in state and "input_kind_" not in state:  # written by calipers 0.1
-        obj.input_kind_ = "logits" if state.pop("logits_") else "probs"
-        obj.input_detected_ = False
+    where = f"{name} file"
+    for key in doc:
+        if key not in _TOP_KEYS:
+            raise CalibrationInputError(
+                f"{where}: unknown key {key!r}; a recalibrator document has the keys "
+                f"{list(_TOP_KEYS)}"
+            )
+    for key in _TOP_KEYS[1:]:
+        if key not in doc:
+            raise CalibrationInputError(f"{where}: key {key!r} is missing")
+    fmt = doc["format"]
+    if not isinstance(fmt, int) or isinstance(fmt, bool):
+        raise CalibrationInputError(
+            f"{where}: 'format' must be an integer (the format version); got {_show(fmt)}"
+        )
+    if fmt not in READABLE_FORMATS:
+        raise CalibrationInputError(
+            f"{where}: format {_show(fmt)} is not supported; this version of calipers reads "
+            f"formats {' and '.join(str(f) for f in READABLE_FORMATS)} (a file written by a "
+            "newer calipers needs that version)"
+        )
+    for key in ("params", "state"):
+        if not isinstance(doc[key], dict):
+            raise CalibrationInputError(
+                f"{where}: {key!r} must be an object of named values; got {_show(doc[key])}"
+            )
+    params = check_fields(cls.schema.params, doc["params"], where, "parameter")
+    run_checks(cls.schema.param_checks, params, where)
+    state_doc: dict[str, Any] = doc["state"]
+    if fmt == 1:
+        state_doc = _upgrade_format_1(cls, state_doc, params, where)
+    obj = cls(**params)
+    if state_doc:  # an empty state is an unfitted recalibrator
+        state = check_fields(cls._state_fields(), state_doc, where, "field", params)
+        run_checks(cls.schema.state_checks, {**params, **state}, where)
+        for key, value in state.items():
+            setattr(obj, key, value)
     return obj

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._schema import ITERATIONS, MAX_ITER, NON_NEGATIVE, POSITIVE, Integer, Real, Schema
 from .base import Recalibrator, register
 from .vector_scaling import _check_positive, _lbfgs
 
@@ -100,6 +101,16 @@ class BetaCalibration(Recalibrator):
 
     input = "probs"
     _accuracy_preserving = False
+    schema = Schema(
+        params={"tol": POSITIVE, "max_iter": MAX_ITER},
+        state={
+            "n_classes_": Integer(lo=2, hi=2),
+            "a_": NON_NEGATIVE,  # a, b >= 0: the map is non-decreasing in p
+            "b_": NON_NEGATIVE,
+            "c_": Real(),
+            **ITERATIONS,
+        },
+    )
 
     def __init__(self, tol: float = 1e-10, max_iter: int = 1000) -> None:
         self.tol = tol

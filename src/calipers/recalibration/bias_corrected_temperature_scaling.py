@@ -15,6 +15,17 @@ import warnings
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._schema import (
+    ITERATIONS,
+    MAX_ITER,
+    POSITIVE,
+    Array,
+    Flag,
+    Schema,
+    binary_has_two_classes,
+    temperature_bounds,
+    temperature_in_bounds,
+)
 from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
 from .vector_scaling import _check_positive, _lbfgs, _softmax_nll
@@ -86,6 +97,17 @@ class BiasCorrectedTemperatureScaling(Recalibrator):
 
     input = "logits"
     _injective = True
+    schema = Schema(
+        params={"t_min": POSITIVE, "t_max": POSITIVE, "tol": POSITIVE, "max_iter": MAX_ITER},
+        state={
+            "temperature_": POSITIVE,
+            "bias_": Array(("n_classes_",)),
+            "binary_": Flag(),
+            **ITERATIONS,
+        },
+        param_checks=(temperature_bounds,),
+        state_checks=(binary_has_two_classes, temperature_in_bounds),
+    )
 
     def __init__(
         self,

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ._schema import ITERATIONS, MAX_ITER, Array, Real, Schema
 from .base import Recalibrator, _softmax, register
 from .temperature_scaling import _as_multiclass
 from .vector_scaling import _check_positive, _lbfgs
@@ -93,6 +94,14 @@ class EnsembleTemperatureScaling(Recalibrator):
     """
 
     input = "logits"
+    schema = Schema(
+        params={"max_iter": MAX_ITER},
+        state={
+            "temperature_": Real(lo=_T_BOUNDS[0], hi=_T_BOUNDS[1]),  # the fit's bounds
+            "weights_": Array((3,), lo=0.0, hi=1.0, simplex=True),
+            **ITERATIONS,
+        },
+    )
 
     def __init__(self, max_iter: int = 1000) -> None:
         self.max_iter = max_iter

@@ -48,7 +48,7 @@ from typing import Literal
 import numpy as np
 
 from ..binning import equal_width_edges
-from ..validation import CalibrationInputError
+from ._schema import Array, Flag, Integer, OneOf, Schema, Values
 from .base import Recalibrator, register
 
 __all__ = ["HistogramBinning"]
@@ -94,6 +94,35 @@ def _renormalize_rows(Q: np.ndarray) -> np.ndarray:
     if np.any(zero):
         out[zero] = 1.0 / k
     return out
+
+
+def _bin_shapes(v: Values) -> list[tuple[int | str | None, ...]]:
+    """``(K, B)`` one-vs-rest (``(B,)`` also for a binary fit); ``(B,)`` top-label."""
+    B = v["n_bins"]
+    if v["mode"] == "top_label":
+        return [(B,)]
+    return [("n_classes_", B), (B,)] if v["n_classes_"] == 2 else [("n_classes_", B)]
+
+
+def _bins_consistent(v: Values) -> str | None:
+    """Values and weights have one shape; a bin without weight holds the empty-bin value."""
+    vals, wts = v["bin_values_"], v["bin_weights_"]
+    if vals.shape != wts.shape:
+        return (
+            f"fields 'bin_values_' and 'bin_weights_' must have one shape; got {vals.shape} "
+            f"and {wts.shape}"
+        )
+    B = v["n_bins"]
+    fill = (np.arange(B) + 0.5) / B if v["empty"] == "midpoint" else np.zeros(B)
+    wrong = (wts == 0) & (vals != fill)
+    if wrong.any():
+        idx = tuple(int(i) for i in np.argwhere(wrong)[0])
+        return (
+            f"field 'bin_values_' must hold the empty-bin value ({v['empty']}: "
+            f"{float(fill[idx[-1]])!r}) where 'bin_weights_' is 0; entry {idx} is "
+            f"{float(vals[idx])!r}"
+        )
+    return None
 
 
 @register
@@ -158,6 +187,19 @@ class HistogramBinning(Recalibrator):
     input = "probs"
     _accuracy_preserving = False
     _injective = False
+    schema = Schema(
+        params={
+            "n_bins": Integer(lo=1),
+            "mode": OneOf(("one_vs_rest", "top_label")),
+            "renormalize": Flag(),
+            "empty": OneOf(("midpoint", "zero")),
+        },
+        state={
+            "bin_values_": Array(_bin_shapes, lo=0.0, hi=1.0),
+            "bin_weights_": Array(_bin_shapes, lo=0.0),
+        },
+        state_checks=(_bins_consistent,),
+    )
 
     def __init__(
         self,
@@ -171,27 +213,8 @@ class HistogramBinning(Recalibrator):
         self.renormalize = renormalize
         self.empty = empty
 
-    def _check_params(self) -> int:
-        try:
-            B = int(self.n_bins)
-        except (TypeError, ValueError):
-            B = -1
-        if B != self.n_bins or B < 1:
-            raise CalibrationInputError(
-                f"HistogramBinning: n_bins must be a positive integer; got {self.n_bins!r}"
-            )
-        if self.mode not in ("one_vs_rest", "top_label"):
-            raise CalibrationInputError(
-                f"HistogramBinning: mode must be 'one_vs_rest' or 'top_label'; got {self.mode!r}"
-            )
-        if self.empty not in ("midpoint", "zero"):
-            raise CalibrationInputError(
-                f"HistogramBinning: empty must be 'midpoint' or 'zero'; got {self.empty!r}"
-            )
-        return B
-
     def _fit(self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
-        B = self._check_params()
+        B = int(self.n_bins)  # checked by the schema (a positive integer)
         if S.ndim == 1:
             if self.mode == "top_label":
                 conf, correct = _binary_top(S, y)
@@ -216,6 +239,13 @@ class HistogramBinning(Recalibrator):
     def _transform(self, S: np.ndarray) -> np.ndarray:
         B = int(self.n_bins)
         values = np.asarray(self.bin_values_, dtype=np.float64)
+        if self.mode == "one_vs_rest" and S.ndim != values.ndim:
+            # fitted on (n, 2) columns and given P(y = 1), or the other way round:
+            # the same map, on the scores' other form ([1 - p, p] <-> p)
+            if S.ndim == 1:
+                return self._transform(np.stack([1.0 - S, S], axis=1))[:, 1]
+            q = self._transform(np.ascontiguousarray(S[:, 1]))
+            return np.stack([1.0 - q, q], axis=1)
         if S.ndim == 1:
             if self.mode == "top_label":
                 pred = S > 0.5

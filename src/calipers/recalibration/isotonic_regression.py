@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._schema import Array, ArrayList, Flag, OneOf, Schema, Values
 from .base import Recalibrator, register
 from .histogram_binning import _renormalize_rows
 
@@ -75,6 +76,12 @@ def _predict(
         return np.interp(x, knots, values)
     j = np.searchsorted(knots, x, side="right") - 1
     return values[np.clip(j, 0, len(knots) - 1)]
+
+
+def _n_maps(v: Values) -> list[int]:
+    """One map per class, or one for a binary fit on P(y = 1)."""
+    k = v["n_classes_"]
+    return [k, 1] if k == 2 else [k]
 
 
 @register
@@ -124,6 +131,18 @@ class IsotonicRegression(Recalibrator):
     input = "probs"
     _accuracy_preserving = False
     _injective = False
+    schema = Schema(
+        params={"renormalize": Flag(), "interpolation": OneOf(("linear", "step"))},
+        state={
+            # the fitted scores strictly increase; the fitted values do not decrease
+            "thresholds_": ArrayList(Array((None,), order="increasing"), _n_maps),
+            "values_": ArrayList(
+                Array((None,), lo=0.0, hi=1.0, order="non-decreasing"),
+                lambda v: [len(v["thresholds_"])],
+                like="thresholds_",
+            ),
+        },
+    )
 
     def __init__(
         self,
@@ -153,6 +172,13 @@ class IsotonicRegression(Recalibrator):
     def _transform(self, S: np.ndarray) -> np.ndarray:
         knots = [np.asarray(a, dtype=np.float64) for a in self.thresholds_]
         vals = [np.asarray(b, dtype=np.float64) for b in self.values_]
+        if (S.ndim == 1) != (len(knots) == 1):
+            # fitted on (n, 2) columns and given P(y = 1), or the other way round:
+            # the same map, on the scores' other form ([1 - p, p] <-> p)
+            if S.ndim == 1:
+                return self._transform(np.stack([1.0 - S, S], axis=1))[:, 1]
+            q = self._transform(np.ascontiguousarray(S[:, 1]))
+            return np.stack([1.0 - q, q], axis=1)
         if S.ndim == 1:
             return _predict(S, knots[0], vals[0], self.interpolation)
         Q = np.empty_like(S)

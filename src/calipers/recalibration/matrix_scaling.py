@@ -14,6 +14,17 @@ from typing import Literal
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._schema import (
+    ITERATIONS,
+    MAX_ITER,
+    NON_NEGATIVE,
+    POSITIVE,
+    Array,
+    Flag,
+    OneOf,
+    Schema,
+    binary_has_two_classes,
+)
 from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
 from .vector_scaling import (
@@ -108,6 +119,8 @@ class MatrixScaling(Recalibrator):
     weights_ : ndarray of shape (k, k)
     bias_ : ndarray of shape (k,)
     binary_ : bool
+        Fitted on ``(n,)`` binary scores (read as the logits ``[0, z]``); such a
+        fit reads ``(n, 2)`` scores as ``z = z_1 - z_0``.
     n_iter_ : int
     converged_ : bool
 
@@ -132,6 +145,22 @@ class MatrixScaling(Recalibrator):
 
     input = "logits"
     _accuracy_preserving = False
+    schema = Schema(
+        params={
+            "reg": OneOf(("none", "odir")),
+            "lambda_": NON_NEGATIVE,
+            "mu": NON_NEGATIVE,
+            "tol": POSITIVE,
+            "max_iter": MAX_ITER,
+        },
+        state={
+            "weights_": Array(("n_classes_", "n_classes_")),
+            "bias_": Array(("n_classes_",)),
+            "binary_": Flag(),
+            **ITERATIONS,
+        },
+        state_checks=(binary_has_two_classes,),
+    )
 
     def __init__(
         self,
@@ -188,7 +217,14 @@ class MatrixScaling(Recalibrator):
             Q0 /= Q0.sum(axis=1, keepdims=True)
             curv = float(np.average(np.sum(Q0 * (1.0 - Q0), axis=1), weights=w)) / k
             ridge = 2.0 * c_w / max(curv, 1e-12)
-        mu, M = _whitener(Z, w, ridge)
+        try:
+            mu, M = _whitener(Z, w, ridge)
+            W0 = np.linalg.solve(M, np.eye(k))  # W = I in whitened coordinates: M^{-1}
+        except np.linalg.LinAlgError as exc:
+            raise CalibrationInputError(
+                f"MatrixScaling cannot fit these logits ({exc}): their covariance is too "
+                f"ill-conditioned (logits from {float(Z.min()):.6g} to {float(Z.max()):.6g})"
+            ) from None
         U = (Z - mu) @ M
         Mmu = M @ mu
 
@@ -209,7 +245,6 @@ class MatrixScaling(Recalibrator):
                 gb += pb
             return loss, np.concatenate([gW.ravel(), gb])
 
-        W0 = np.linalg.solve(M, np.eye(k))  # W = I in whitened coordinates: M^{-1}
         x0 = np.concatenate([W0.ravel(), mu])
         x, self.n_iter_, self.converged_ = _lbfgs(
             fun, x0, None, tol=self.tol, max_iter=self.max_iter, name="MatrixScaling"
@@ -224,6 +259,11 @@ class MatrixScaling(Recalibrator):
         self.bias_ = b
 
     def _transform(self, S: np.ndarray) -> np.ndarray:
+        if self.binary_ and S.ndim == 2:
+            # fitted on the logit z of class 1 (as [0, z]): two columns are read as
+            # z = z_1 - z_0, the representation the fit saw, not as [z_0, z_1]
+            q = self._transform(S[:, 1] - S[:, 0])
+            return np.stack([1.0 - q, q], axis=1)
         Z = _as_multiclass(np.asarray(S, dtype=np.float64))
         A = Z @ np.asarray(self.weights_).T + self.bias_
         if S.ndim == 1:

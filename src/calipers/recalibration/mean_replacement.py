@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from ._schema import Real, Schema
 from .base import Recalibrator, register
 
 __all__ = ["MeanReplacement"]
@@ -86,6 +87,7 @@ class MeanReplacement(Recalibrator):
     input = "probs"
     _accuracy_preserving = False
     _injective = False
+    schema = Schema(state={"accuracy_": Real(lo=0.0, hi=1.0)})
 
     def __init__(self) -> None:
         pass

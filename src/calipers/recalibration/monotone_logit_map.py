@@ -16,6 +16,16 @@ from typing import Any
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._schema import (
+    ITERATIONS,
+    MAX_ITER,
+    NON_NEGATIVE,
+    POSITIVE,
+    Array,
+    Integer,
+    Schema,
+    Values,
+)
 from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
 from .vector_scaling import _check_positive, _lbfgs, _softmax_nll
@@ -41,6 +51,26 @@ def _phi(x: np.ndarray, knots: np.ndarray, slopes: np.ndarray) -> np.ndarray:
     for j in range(len(slopes)):
         out += slopes[j] * _basis(x, knots, j)
     return out
+
+
+def _knots_span(v: Values) -> str | None:
+    """The grid has positive width (phi is then strictly increasing for slopes > 0)."""
+    k = v["knots_"]
+    if k[-1] > k[0]:
+        return None
+    return f"field 'knots_' must span an interval of positive width; got [{k[0]!r}, {k[-1]!r}]"
+
+
+def _slopes_at_least_min(v: Values) -> str | None:
+    """Every slope respects the fit's bound ``min_slope``."""
+    s = v["slopes_"]
+    if np.all(s >= v["min_slope"]):
+        return None
+    j = int(np.argmin(s))
+    return (
+        f"field 'slopes_' must be >= parameter 'min_slope' ({v['min_slope']!r}); entry {j} is "
+        f"{float(s[j])!r}"
+    )
 
 
 @register
@@ -124,6 +154,21 @@ class MonotoneLogitMap(Recalibrator):
     input = "logits"
     _accuracy_preserving = True
     _injective = True
+    schema = Schema(
+        params={
+            "n_knots": Integer(lo=2),
+            "smoothness": NON_NEGATIVE,
+            "min_slope": POSITIVE,
+            "tol": POSITIVE,
+            "max_iter": MAX_ITER,
+        },
+        state={
+            "knots_": Array(("n_knots",), order="non-decreasing"),
+            "slopes_": Array(lambda v: [(v["n_knots"] - 1,)], lo=0.0, lo_open=True),
+            **ITERATIONS,
+        },
+        state_checks=(_knots_span, _slopes_at_least_min),
+    )
 
     def __init__(
         self,

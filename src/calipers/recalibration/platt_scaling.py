@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._schema import ITERATIONS, MAX_ITER, POSITIVE, Flag, Integer, Real, Schema
 from .base import Recalibrator, register
 from .vector_scaling import _check_positive, _lbfgs
 
@@ -91,6 +92,10 @@ class PlattScaling(Recalibrator):
     """
 
     input = "logits"
+    schema = Schema(
+        params={"smooth_targets": Flag(), "tol": POSITIVE, "max_iter": MAX_ITER},
+        state={"n_classes_": Integer(lo=2, hi=2), "a_": Real(), "b_": Real(), **ITERATIONS},
+    )
 
     def __init__(
         self, smooth_targets: bool = False, tol: float = 1e-10, max_iter: int = 1000

@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._backend import is_torch, to_numpy
-from ..validation import CalibrationInputError
+from .._backend import is_torch
+from ..validation import CalibrationInputError, Predictions, _as_array, _check_labels, _np
 from .base import Recalibrator
 
 __all__ = [
@@ -41,24 +41,28 @@ __all__ = [
 
 
 def _label_vector(labels: Any) -> np.ndarray:
-    """int64 class indices from integer / boolean labels or a one-hot matrix."""
-    y = np.asarray(to_numpy(labels))
+    """int64 class indices from integer / boolean labels or a one-hot matrix.
+
+    The rules and messages of the validation layer (:func:`calipers.check_predictions`),
+    with the number of classes taken from the labels themselves (the largest
+    label plus one, or the columns of a one-hot matrix).
+    """
+    y = _np(_as_array(labels, "labels"))
     if y.ndim == 2:
-        if y.shape[1] < 2 or not np.all((y == 0) | (y == 1)) or not np.all(y.sum(axis=1) == 1):
-            raise CalibrationInputError(
-                f"2-D labels must be a one-hot matrix (n, k); got shape {y.shape} with other values"
-            )
-        return np.argmax(y, axis=1).astype(np.int64)
+        return np.asarray(_check_labels(y, y.shape[0], max(2, y.shape[1]), False, y))
     if y.ndim != 1 or y.shape[0] == 0:
         raise CalibrationInputError(f"labels must be a non-empty (n,) array; got shape {y.shape}")
-    if y.dtype == bool:
-        return y.astype(np.int64)
-    if y.dtype.kind not in "iuf" or (y.dtype.kind == "f" and not np.all(y == np.round(y))):
-        raise CalibrationInputError(f"labels must be integer class indices; got dtype {y.dtype}")
-    if np.any(y < 0):
-        i = int(np.flatnonzero(y < 0)[0])
-        raise CalibrationInputError(f"labels must be >= 0; row {i} has {y[i]!r}")
-    return y.astype(np.int64)
+    if y.dtype.kind == "f":
+        bad = ~np.isfinite(y) | (y != np.round(y))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise CalibrationInputError(
+                f"labels must be integers; found {y[i].item()!r} at row {i}"
+            )
+    k = 2
+    if y.dtype.kind in "iuf" and float(y.min()) >= 0:
+        k = max(2, int(y.max()) + 1)
+    return np.asarray(_check_labels(y, y.shape[0], k, y.dtype.kind == "b", y))
 
 
 def _n_calibration(calibration_size: float | int, n: int) -> int:
@@ -206,14 +210,18 @@ def calibration_split(
     >>> s.scores_cal.shape, s.scores_test.shape, np.bincount(s.labels_cal).tolist()
     ((4, 2), (6, 2), [2, 2])
     """
-    n = int(np.shape(to_numpy(scores))[0]) if not is_torch(scores) else int(scores.shape[0])
+    # only split here, not read: the scores may be anything indexable by rows
+    shape = tuple(scores.shape) if is_torch(scores) else np.shape(_as_array(scores, "scores"))
+    if len(shape) == 0:
+        raise CalibrationInputError("scores must have one row per label; got a scalar")
+    n = int(shape[0])
     y_np = _label_vector(labels)
     if y_np.shape[0] != n:
         raise CalibrationInputError(
             f"scores have {n} rows but labels have {y_np.shape[0]}; they must match"
         )
     cal, test = calibration_split_indices(
-        labels, calibration_size=calibration_size, stratify=stratify, seed=seed
+        y_np, calibration_size=calibration_size, stratify=stratify, seed=seed
     )
     return CalibrationSplit(
         _take(scores, cal), _take(scores, test), _take(labels, cal), _take(labels, test)
@@ -282,30 +290,32 @@ def _oof(
     seed: int | np.random.Generator | None,
     logits: bool | None,
     sample_weight: Any,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
-    S = np.asarray(to_numpy(scores))
-    y = _label_vector(labels)
-    if S.ndim not in (1, 2) or S.shape[0] != y.shape[0]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray | None]:
+    # validated once, on all rows, as fit validates (messages name the caller's rows; the
+    # kind of scores is read once): S is then of the method's natural kind
+    rc0 = _clone(recalibrator)
+    if labels is None and not isinstance(scores, Predictions):
         raise CalibrationInputError(
-            f"scores must be (n,) or (n, k) with n = {y.shape[0]} rows (the labels); "
-            f"got shape {S.shape}"
+            "cross-validation needs labels (labels=None only with a calipers.Predictions)"
         )
-    w = None if sample_weight is None else np.asarray(to_numpy(sample_weight), dtype=np.float64)
+    rc0._check_params(type(rc0).__name__)
+    S, y, w, kind, detected = rc0._read(scores, logits, labels, sample_weight)
+    assert y is not None
     folds = stratified_folds(y, n_splits, seed=seed)
     out: np.ndarray | None = None
     test_sets = []
     for f in range(int(n_splits)):
         test = np.flatnonzero(folds == f)
         train = np.flatnonzero(folds != f)
-        rc = _clone(recalibrator)
-        rc.fit(S[train], y[train], logits=logits, sample_weight=None if w is None else w[train])
-        p = np.asarray(rc.predict_proba(S[test]))
+        rc = _clone(recalibrator)  # fitted and applied to the rows read above, as they are
+        rc._fit_read(S[train], y[train], None if w is None else w[train], kind, detected)
+        p = rc._predict_read(S[test])
         if out is None:
             out = np.empty((S.shape[0],) + p.shape[1:], dtype=np.float64)
         out[test] = p
         test_sets.append(test)
     assert out is not None
-    return out, y, folds, test_sets
+    return out, y, folds, test_sets, w
 
 
 def cross_val_predict_proba(
@@ -363,7 +373,7 @@ def cross_val_predict_proba(
     >>> bool(np.array_equal(q.max(axis=1), np.take(a_without, f)))
     True
     """
-    out, _, _, _ = _oof(recalibrator, scores, labels, n_splits, seed, logits, sample_weight)
+    out, _, _, _, _ = _oof(recalibrator, scores, labels, n_splits, seed, logits, sample_weight)
     return out
 
 
@@ -419,10 +429,9 @@ def cross_val_score(
         from ..scores import nll
 
         metric = nll
-    out, y, folds, test_sets = _oof(
+    out, y, folds, test_sets, w = _oof(
         recalibrator, scores, labels, n_splits, seed, logits, sample_weight
     )
-    w = None if sample_weight is None else np.asarray(to_numpy(sample_weight), dtype=np.float64)
     vals = []
     for test in test_sets:
         kw = {} if w is None else {"sample_weight": w[test]}

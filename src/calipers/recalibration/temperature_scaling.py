@@ -51,6 +51,15 @@ from typing import Literal
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._schema import (
+    ITERATIONS,
+    MAX_ITER,
+    POSITIVE,
+    OneOf,
+    Schema,
+    temperature_bounds,
+    temperature_in_bounds,
+)
 from .base import Recalibrator, _softmax, register
 
 __all__ = ["TemperatureScaling"]
@@ -263,6 +272,18 @@ class TemperatureScaling(Recalibrator):
     input = "logits"
     _accuracy_preserving = True
     _injective = True
+    schema = Schema(
+        params={
+            "loss": OneOf(("nll", "brier")),
+            "t_min": POSITIVE,
+            "t_max": POSITIVE,
+            "tol": POSITIVE,
+            "max_iter": MAX_ITER,
+        },
+        state={"temperature_": POSITIVE, **ITERATIONS},
+        param_checks=(temperature_bounds,),
+        state_checks=(temperature_in_bounds,),
+    )
 
     def __init__(
         self,

@@ -21,6 +21,16 @@ from typing import Any
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._schema import (
+    ITERATIONS,
+    MAX_ITER,
+    POSITIVE,
+    Array,
+    Flag,
+    Schema,
+    Values,
+    binary_has_two_classes,
+)
 from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
 
@@ -155,6 +165,13 @@ def _linear_map_injective(W: np.ndarray, rtol: float = 1e-10) -> bool:
     return bool(np.all(v >= -rtol) or np.all(v <= rtol))
 
 
+def _no_bias_is_zero(v: Values) -> str | None:
+    """``bias=False`` fits no bias: ``bias_`` is all zeros."""
+    if v["bias"] or not np.any(v["bias_"]):
+        return None
+    return "parameter 'bias' is false, but field 'bias_' is not all zeros"
+
+
 # ----------------------------------------------------------------------------- the method
 
 
@@ -212,7 +229,8 @@ class VectorScaling(Recalibrator):
     bias_ : ndarray of shape (k,)
         Zeros when ``bias=False``.
     binary_ : bool
-        Fitted on ``(n,)`` binary scores (read as the logits ``[0, z]``).
+        Fitted on ``(n,)`` binary scores (read as the logits ``[0, z]``); such a
+        fit reads ``(n, 2)`` scores as ``z = z_1 - z_0``.
     n_iter_ : int
     converged_ : bool
 
@@ -233,6 +251,17 @@ class VectorScaling(Recalibrator):
     """
 
     input = "logits"
+    schema = Schema(
+        params={"bias": Flag(), "tol": POSITIVE, "max_iter": MAX_ITER},
+        state={
+            # any sign: the fit keeps w >= 0, and the declared properties follow the state
+            "weights_": Array(("n_classes_",)),
+            "bias_": Array(("n_classes_",)),
+            "binary_": Flag(),
+            **ITERATIONS,
+        },
+        state_checks=(binary_has_two_classes, _no_bias_is_zero),
+    )
 
     def __init__(self, bias: bool = True, tol: float = 1e-8, max_iter: int = 1000) -> None:
         self.bias = bias
@@ -306,6 +335,11 @@ class VectorScaling(Recalibrator):
             )
 
     def _transform(self, S: np.ndarray) -> np.ndarray:
+        if self.binary_ and S.ndim == 2:
+            # fitted on the logit z of class 1 (as [0, z]): two columns are read as
+            # z = z_1 - z_0, the representation the fit saw, not as [z_0, z_1]
+            q = self._transform(S[:, 1] - S[:, 0])
+            return np.stack([1.0 - q, q], axis=1)
         Z = _as_multiclass(np.asarray(S, dtype=np.float64))
         A = Z * self.weights_ + self.bias_
         if S.ndim == 1:
