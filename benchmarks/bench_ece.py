@@ -514,12 +514,13 @@ def case_binary(key: str, n: int, seed: int) -> Case:
 
     impls = [
         Impl("numpy: where + 1 histogram (top-label)  [baseline]", "baseline", _np_top),
-        Impl("calipers.ece(p, y)  p float64", "calipers", lambda: cp.ece(p, y)),
-        Impl("calipers.ece(p, y)  p float32", "calipers", lambda: cp.ece(p32, y)),
+        Impl("calipers.ece(p, y)  p float64", "calipers", lambda: cp.ece(p, y), lens="binary"),
+        Impl("calipers.ece(p, y)  p float32", "calipers", lambda: cp.ece(p32, y), lens="binary"),
         Impl(
             "calipers.ece(p, y, validate=False)  p float64",
             "calipers",
             lambda: cp.ece(p, y, validate=False),
+            lens="binary",
         ),
         Impl(
             'calipers.calibration_error(p, y, lens="binary")  f64',

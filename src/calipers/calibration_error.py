@@ -90,7 +90,7 @@ def _iter_slices(
 
 
 #: Rows per chunk when a pointwise estimator bins a long 1-D NumPy slice.
-_CHUNK = 1 << 16
+_CHUNK = 1 << 15
 
 
 def _slice_stats(sl: LensSlice, estimator: Binning) -> BinStatistics:

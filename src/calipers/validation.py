@@ -551,7 +551,14 @@ def _check_labels(labels: Any, n: int, k: int, binary: bool, like: Array) -> Arr
     else:
         raise _err(f"labels must be integers or booleans; got dtype {yn.dtype}")
     # two reductions, no n-sized temporaries; the mask only to name the offender
-    if yi.shape[0] and (int(yi.min()) < 0 or int(yi.max()) >= k):
+    # one reduction in the common case: the bitwise OR of non-negative labels is at least
+    # their maximum, and it has the sign bit set as soon as one label is negative, so
+    # 0 <= OR < k proves every label in range; otherwise min and max decide
+    in_range = False
+    if yi.shape[0]:
+        r = int(np.bitwise_or.reduce(yi))
+        in_range = 0 <= r < k or (int(yi.min()) >= 0 and int(yi.max()) < k)
+    if yi.shape[0] and not in_range:
         out = (yi < 0) | (yi >= k)
         i = int(np.flatnonzero(out)[0])
         raise _err(f"labels must be in [0, {k}); found {int(yi[i])} at row {i}")
