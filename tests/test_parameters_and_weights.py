@@ -163,3 +163,21 @@ def test_brier_makes_no_float64_copy_of_a_float32_matrix() -> None:
     onehot = np.eye(50)[y]
     expected = np.mean(np.sum((p.astype(np.float64) - onehot) ** 2, axis=1))
     assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nll_from_logits_in_blocks_is_exact_and_leaves_the_input_alone(dtype) -> None:
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(4)
+    z = (rng.normal(size=(3000, 7)) * 5).astype(dtype)
+    z[0] = 1000.0  # overflow-prone row
+    y = rng.integers(0, 7, 3000)
+    before = z.copy()
+    z64 = z.astype(np.float64)
+    expected = np.mean(logsumexp(z64, axis=1) - z64[np.arange(3000), y])
+    assert cp.nll(z, y, logits=True) == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_array_equal(z, before)
+    P = cp.check_predictions(z, y, logits=True)
+    np.testing.assert_array_equal(z, before)
+    np.testing.assert_allclose(P.probs.sum(axis=1), 1, atol=1e-5)

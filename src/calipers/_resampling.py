@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import to_numpy
+from ._backend import row_logsumexp, row_sum_of_squares, take_rows, to_numpy
 from .validation import CalibrationInputError, Predictions
 
 #: An evaluator: ``(r, n)`` weight rows -> ``(r,)`` metric values.
@@ -594,14 +594,18 @@ def _top_or_binary(P: Predictions, lens: Any) -> tuple[np.ndarray, np.ndarray] |
 def _nll_terms(P: Predictions, clip: float | None) -> np.ndarray:
     y = np.asarray(P.labels)
     if P.logits is not None and clip is None:
-        z = np.asarray(P.logits, dtype=np.float64)
         if P.binary:
+            z = np.asarray(P.logits, dtype=np.float64)
             return np.logaddexp(0.0, -(2 * y - 1) * z)
-        from scipy.special import logsumexp
-
-        return logsumexp(z, axis=1) - z[np.arange(len(y)), y]
-    p = np.asarray(P.probs, dtype=np.float64)
-    py = np.where(y == 1, p, 1 - p) if P.binary else p[np.arange(len(y)), y]
+        # row blocks: no float64 copy of the (n, k) logits
+        zy = np.asarray(take_rows(np.asarray(P.logits), y), dtype=np.float64)
+        return row_logsumexp(np.asarray(P.logits)) - zy
+    p = np.asarray(P.probs)
+    if P.binary:
+        p = p.astype(np.float64, copy=False)
+        py = np.where(y == 1, p, 1 - p)
+    else:
+        py = np.asarray(take_rows(p, y), dtype=np.float64)
     if clip is not None:
         py = np.clip(py, clip, 1 - clip)
     with np.errstate(divide="ignore"):
@@ -610,10 +614,11 @@ def _nll_terms(P: Predictions, clip: float | None) -> np.ndarray:
 
 def _brier_terms(P: Predictions, reduction: str) -> np.ndarray:
     y = np.asarray(P.labels)
-    p = np.asarray(P.probs, dtype=np.float64)
+    p = np.asarray(P.probs)
     if P.binary:
-        return (p - y) ** 2
-    per = np.einsum("ij,ij->i", p, p) - 2 * p[np.arange(len(y)), y] + 1
+        return (p.astype(np.float64, copy=False) - y) ** 2
+    # row blocks: no float64 copy of the (n, k) probabilities
+    per = row_sum_of_squares(p) - 2 * np.asarray(take_rows(p, y), dtype=np.float64) + 1
     return per / P.n_classes if reduction == "mean" else per
 
 

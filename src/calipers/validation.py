@@ -493,9 +493,14 @@ def _softmax(z: Array) -> Array:
         import torch
 
         return torch.softmax(z, dim=1)
-    m = z.max(axis=1, keepdims=True)
-    e = np.exp(z - m)
-    e /= e.sum(axis=1, keepdims=True)
+    # in row blocks, into one output array: no full-size temporaries beside the result
+    e = np.empty(z.shape, dtype=z.dtype)
+    step = max(1, (1 << 16) // max(1, z.shape[1]))
+    for i in range(0, z.shape[0], step):
+        b = e[i : i + step]
+        np.subtract(z[i : i + step], z[i : i + step].max(axis=1, keepdims=True), out=b)
+        np.exp(b, out=b)
+        b /= b.sum(axis=1, keepdims=True)
     return e
 
 
