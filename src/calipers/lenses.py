@@ -275,7 +275,9 @@ def classwise(P: Predictions) -> Iterator[LensSlice]:
     [[0.0], [1.0]]
     """
     p = P.full_probs()
-    step = 64
+    # at most 64 columns and about 2**21 entries per block (16 MB in float64), so the
+    # copies stay small beside the input however many rows there are
+    step = max(1, min(64, (1 << 21) // max(1, P.n_samples)))
     for c0 in range(0, P.n_classes, step):
         # contiguous copies of the columns, 64 at a time (a block transpose reads
         # whole cache lines): every later pass over a column (selection, binning,
