@@ -183,22 +183,30 @@ def bin_statistics(
     """
     count = weighted_bincount(ids, None, n_bins)
     weight = count if weights is None else weighted_bincount(ids, weights, n_bins)
-
-    def wsum(v: Array) -> np.ndarray:
-        if v.ndim == 1:
-            vw = v if weights is None else v * weights
-            return weighted_bincount(ids, vw, n_bins)
-        cols = [wsum(v[:, j]) for j in range(v.shape[1])]
-        return np.stack(cols, axis=1)
-
-    sum_target = wsum(targets)
+    sum_target = _weighted_sums(ids, targets, weights, n_bins)
     return BinStatistics(
         weight=weight,
         count=count,
-        sum_score=wsum(scores),
+        sum_score=_weighted_sums(ids, scores, weights, n_bins),
         sum_target=sum_target,
-        sum_target_sq=sum_target.copy() if binary_targets else wsum(targets * targets),
+        sum_target_sq=sum_target.copy()
+        if binary_targets
+        else _weighted_sums(ids, targets * targets, weights, n_bins),
     )
+
+
+def _weighted_sums(ids: Array, v: Array, weights: Array | None, n_bins: int) -> np.ndarray:
+    """Per-bin totals of ``v`` (columns of a 2-D ``v`` one by one), weighted.
+
+    A plain function, not a closure that calls itself: such a closure is a
+    reference cycle that keeps ``ids`` alive until the garbage collector runs
+    (one bin-id array per class slice piled up in the class-wise metrics).
+    """
+    if v.ndim == 1:
+        vw = v if weights is None else v * weights
+        return weighted_bincount(ids, vw, n_bins)
+    cols = [_weighted_sums(ids, v[:, j], weights, n_bins) for j in range(v.shape[1])]
+    return np.stack(cols, axis=1)
 
 
 # ----------------------------------------------------------------------------- edges
