@@ -43,8 +43,8 @@ from .validation import CalibrationInputError, Predictions
 #: An evaluator: ``(r, n)`` weight rows -> ``(r,)`` metric values.
 Evaluator = Callable[[np.ndarray], np.ndarray]
 
-#: Weight-matrix entries per batch (2**22 float64 = 32 MiB).
-BATCH_ENTRIES = 1 << 22
+#: Weight-matrix entries per batch (2**20 float64 = 8 MiB; a batch makes a few such arrays).
+BATCH_ENTRIES = 1 << 20
 
 #: Relative tolerance of the one-off check of a fast evaluator against the metric.
 CHECK_RTOL = 1e-9
