@@ -264,6 +264,16 @@ def _search_rows(cw: np.ndarray, pos: np.ndarray) -> np.ndarray:
 _BLOCK = 64
 
 
+def _bin_cuts(ss: np.ndarray, e: np.ndarray, m: int) -> np.ndarray:
+    """Positions in the sorted scores ``ss`` where the bins ``[e_b, e_{b+1})`` of each
+    resample (one row of edges ``e``) begin, with 0 first and ``m`` last."""
+    r = e.shape[0]
+    return np.concatenate(
+        [np.zeros((r, 1), np.intp), np.searchsorted(ss, e[:, 1:], side="left"), np.full((r, 1), m)],
+        axis=1,
+    )
+
+
 def _equal_mass_l1(Wc: np.ndarray, ss: np.ndarray, d: np.ndarray, lin: np.ndarray) -> np.ndarray:
     """Count-weighted L1 error of Nixon-rule equal-mass bins, for weight rows ``Wc``.
 
@@ -295,14 +305,7 @@ def _equal_mass_l1(Wc: np.ndarray, ss: np.ndarray, d: np.ndarray, lin: np.ndarra
         inner = np.cumsum(np.take_along_axis(W3, kb[:, :, None], 1), axis=2) + base[:, :, None]
         at = kb * s + (inner <= pos[:, :, None]).sum(axis=2)
         e = ss[np.minimum(at, m - 1)]
-        cuts = np.concatenate(
-            [
-                np.zeros((r, 1), np.intp),
-                np.searchsorted(ss, e[:, 1:], side="left"),
-                np.full((r, 1), m),
-            ],
-            axis=1,
-        )
+        cuts = _bin_cuts(ss, e, m)
         cb, off = np.divmod(cuts, s)
         blk = np.take_along_axis(D3, np.minimum(cb, nb - 1)[:, :, None], 1)
         partial = np.where(np.arange(s)[None, None, :] < off[:, :, None], blk, 0.0).sum(axis=2)
@@ -317,15 +320,7 @@ def _equal_mass_l1(Wc: np.ndarray, ss: np.ndarray, d: np.ndarray, lin: np.ndarra
         pos = np.minimum(np.round(lin[None, :] * tot[:, None]), tot[:, None] - 1)
         at = np.stack([np.searchsorted(cw[j], pos[j], side="right") for j in range(r)])
         e = ss[np.minimum(at, m - 1)]
-        # bins [e_b, e_{b+1}) of the sorted scores: boundaries where ss >= edge
-        cuts = np.concatenate(
-            [
-                np.zeros((r, 1), np.intp),
-                np.searchsorted(ss, e[:, 1:], side="left"),
-                np.full((r, 1), m),
-            ],
-            axis=1,
-        )
+        cuts = _bin_cuts(ss, e, m)
         sums = np.take_along_axis(cd, cuts[:, 1:], 1) - np.take_along_axis(cd, cuts[:, :-1], 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.abs(sums).sum(axis=1) / tot
