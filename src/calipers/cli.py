@@ -576,7 +576,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 f"(stratified, seed {args.seed})"
             )
         else:
-            test_sets[name] = (scores, P.labels)
+            test_sets[name] = P  # already validated: no second softmax of the logits
     for line in sources:
         _info(f"source: {line}")
     rep = _run_report(test_sets, is_logits, cal_sets, methods, args, figures=args.out is not None)
