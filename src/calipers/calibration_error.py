@@ -150,9 +150,9 @@ def _binary_chunked_stats(s: np.ndarray, t: np.ndarray, estimator: Binning) -> B
             sum_score = np.zeros(nb)
         pairs += c
         sum_score += f
-    pairs = pairs[: 2 * nb].reshape(nb, 2)
-    count = pairs.sum(axis=1).astype(np.float64)
-    sum_target = pairs[:, 1].astype(np.float64)
+    per_target = pairs[: 2 * nb].reshape(nb, 2)
+    count = per_target.sum(axis=1).astype(np.float64)
+    sum_target = per_target[:, 1].astype(np.float64)
     return BinStatistics(count, count, sum_score, sum_target, sum_target.copy())
 
 

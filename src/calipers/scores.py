@@ -157,7 +157,7 @@ def nll(
         else:
             # blockwise: no float64 copy of a float32 matrix (was 1 GB at 200 000 x 100)
             zy = np.asarray(take_rows(z, P.labels), dtype=np.float64)
-            loss = row_logsumexp(z) - zy
+            loss = row_logsumexp(np.asarray(z)) - zy  # type: ignore[assignment]
         return _ret(_wmean(loss, P), P)
     if P.binary:
         p = P.probs

@@ -154,7 +154,9 @@ def smooth_reliability_diagram(
     P = check_predictions(
         probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
     )
-    use = resolve_lens(lens, P)
+    use: Literal["top_label", "binary"] = (
+        "binary" if resolve_lens(lens, P) == "binary" else "top_label"
+    )
     sr: SmoothReliability = smooth_reliability(
         P, None, bandwidth=bandwidth, n_points=n_points, lens=use
     )
