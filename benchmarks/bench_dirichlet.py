@@ -15,7 +15,7 @@ Cases:
 
 A. canonical CE_KL, n = 10 000, k = 10, h = 0.02 (Popordanoska et al.'s (2024) CIFAR bandwidth):
    calipers (NumPy), calipers (PyTorch CPU), and "reference": a re-implementation,
-   written from docs/conventions.md §5.1-5.3, of the Popordanoska et al. (2024) code's formulation —
+   written from docs/how-calipers-computes.md §5.1-5.3, of the Popordanoska et al. (2024) code's formulation —
    the full n x n log-kernel with ``finfo.min`` on the diagonal and the numerator
    LogSumExp over an (n, n, k) tensor ``logK[:, :, None] + log(onehot)[None]``,
    float64, torch CPU. It is not the authors' code; it reproduces its memory
@@ -23,7 +23,7 @@ A. canonical CE_KL, n = 10 000, k = 10, h = 0.02 (Popordanoska et al.'s (2024) C
 B. n = 50 000, k = 10 (calipers only).
 C. class-wise CE_KL, k = 100, n = 10 000 (calipers only).
 
-Data: the Popordanoska et al. (2024) synthetic recipe (docs/conventions.md §5.7): u ~ Uniform(simplex),
+Data: the Popordanoska et al. (2024) synthetic recipe (docs/how-calipers-computes.md §5.7): u ~ Uniform(simplex),
 p1 = softmax(log u / 0.9), y ~ p1, scores p2 = softmax(log p1 / 0.6).
 """
 
@@ -60,7 +60,7 @@ def synthetic(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def reference_ce_kl(p: np.ndarray, y: np.ndarray, h: float) -> float:
-    """Full-tensor formulation (docs/conventions.md §5.1-5.3), float64 torch CPU."""
+    """Full-tensor formulation (docs/how-calipers-computes.md §5.1-5.3), float64 torch CPU."""
     import torch
 
     g = torch.tensor(p, dtype=torch.float64).clamp(1e-7, 1 - 1e-7)

@@ -6,7 +6,7 @@ Usage::
     python benchmarks/bench_kde_calibration_error.py --n 2000 --repeats 3
 
 The baseline re-implements ``ece_kde_binary`` of the Mix-n-Match code as
-docs/conventions.md §4.3 describes it (KDEpy ``FFTKDE`` with the triweight kernel on
+docs/how-calipers-computes.md §4.3 describes it (KDEpy ``FFTKDE`` with the triweight kernel on
 ``linspace(-0.6, 1.6, 2**14)``, mirrored data, then a Python loop over the grid
 that looks each grid point up with ``argmin |x_int - conf|``, as the authors'
 loop does); calipers bins and convolves with NumPy and vectorises the loop.

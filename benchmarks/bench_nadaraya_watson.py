@@ -23,7 +23,7 @@ Implementations
     d_CAL (every sample is an evaluation point).
 ``sharpcal approach, re-implemented``
     a re-implementation, written here from the description in
-    docs/conventions.md §7.1, of the approach of the authors'
+    docs/how-calipers-computes.md §7.1, of the approach of the authors'
     code -- **not the authors' code**: torch on the CPU, in the input's dtype
     (float32); full ``n_points x n`` Gaussian kernel matrices; d_CAL as the mean
     over 10 repetitions of ``mean (m_hat(x) - x)^2`` at 5000 confidences drawn
@@ -92,7 +92,7 @@ def make_multiclass(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarr
 def sharpcal_approach(
     probs: np.ndarray, labels: np.ndarray, seed: int = 0, n_subsamples: int = 10
 ) -> dict[str, Any]:
-    """Re-implementation of the approach described in docs/conventions.md §7.1 (NOT the authors' code)."""
+    """Re-implementation of the approach described in docs/how-calipers-computes.md §7.1 (NOT the authors' code)."""
     import torch
 
     p = torch.from_numpy(probs)

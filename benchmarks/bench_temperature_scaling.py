@@ -22,7 +22,7 @@ Implementations (each fits T on the same data):
   it returns T = 1 untouched);
 * Guo et al.'s gpleiss ``temperature_scaling.py``, re-implemented here: torch
   ``LBFGS(lr=0.01, max_iter=50)`` on the cross-entropy from ``T0 = 1.5``
-  (docs/conventions.md §10);
+  (docs/how-calipers-computes.md §10);
 * NN_calibration's (Gruber & Buettner (2022)) ``TemperatureScaling``, re-implemented here:
   ``scipy.optimize.minimize(method="BFGS", x0=1, maxiter=50)`` on
   ``sklearn.metrics.log_loss(y, softmax(z / T))``.

@@ -5,13 +5,13 @@ Usage::
     python benchmarks/study_dirichlet_bias.py            # K = 2, 5, 10; n = 500, 2000, 10000
     python benchmarks/study_dirichlet_bias.py --quick
 
-Synthetic recipe of docs/conventions.md §5.7: u ~ Uniform(simplex_K), p1 = softmax(log u / 0.9)
+Synthetic recipe of docs/how-calipers-computes.md §5.7: u ~ Uniform(simplex_K), p1 = softmax(log u / 0.9)
 (calibrated, labels y ~ p1), scores p2 = softmax(log p1 / 0.6). p2 is an injective
 function of p1, so E[Y | p2] = p1 and the true canonical calibration errors are
 E[KL(p1 || p2)] and E[||p1 - p2||^2], computed here on 400 000 fresh draws (the
 Monte-Carlo standard error is printed). For each n the estimate (direct, eq. 9,
 canonical lens) is averaged over independent samples; the bandwidth follows
-Popordanoska et al.'s (2024) n-schedule (docs/conventions.md §5.5: n <= 1000 -> 0.01, <= 5000 -> 0.001,
+Popordanoska et al.'s (2024) n-schedule (docs/how-calipers-computes.md §5.5: n <= 1000 -> 0.01, <= 5000 -> 0.001,
 <= 10000 -> 0.0005) and, in a second column, the leave-one-out likelihood choice.
 Relative bias = (mean estimate - truth) / truth.
 """

@@ -1,6 +1,6 @@
-"""Tests of calipers.calibration_sharpness (Chidambaram & Ge (2024) §4, App. C-D; docs/conventions.md §7.1).
+"""Tests of calipers.calibration_sharpness (Chidambaram & Ge (2024) §4, App. C-D; docs/how-calipers-computes.md §7.1).
 
-Oracles: the worked numbers of docs/conventions.md §7.1 and hand formulas for them;
+Oracles: the worked numbers of docs/how-calipers-computes.md §7.1 and hand formulas for them;
 a direct O(n^2) evaluation of the sharpcal-style definitions written here;
 exact population values of finite predictors whose law is known (Lemma 4.6,
 Cor. 4.7, Prop. 4.8); a binary predictor with a known calibration curve whose
@@ -58,7 +58,7 @@ def dfull(div, p, q):
 
 
 def test_worked_example_both_forms():
-    """docs/conventions.md §7.1: code d_CAL 0.0168096, eq. (C.3) form 0.0262481."""
+    """docs/how-calipers-computes.md §7.1: code d_CAL 0.0168096, eq. (C.3) form 0.0262481."""
     e = math.exp(-0.5)
     m = np.array([1 / (1 + e), e / (1 + e), 1.0, 1.0])  # by hand (far points ~1e-8)
     code = np.mean((m - H4) ** 2)
@@ -112,7 +112,7 @@ def plugin_term(div, m, h, c):
 
 
 def sharpcal_style(probs, labels, x, bw, div):
-    """Direct evaluation of docs/conventions.md §7.1 (no subsampling, Gaussian kernel)."""
+    """Direct evaluation of docs/how-calipers-computes.md §7.1 (no subsampling, Gaussian kernel)."""
     h, pred = probs.max(1), probs.argmax(1)
     c = (pred == labels).astype(float)
     onehot = np.eye(probs.shape[1])[labels]

@@ -1,6 +1,6 @@
-"""Debiased binned calibration errors (Kumar, Liang & Ma 2019; docs/conventions.md §4.1).
+"""Debiased binned calibration errors (Kumar, Liang & Ma 2019; docs/how-calipers-computes.md §4.1).
 
-Checked against the worked example of docs/conventions.md §4.1, against the PyPI
+Checked against the worked example of docs/how-calipers-computes.md §4.1, against the PyPI
 package ``uncertainty-calibration`` (import name ``calibration``) as an oracle,
 and for (near) unbiasedness on a simulated design with a known bin-wise truth.
 """

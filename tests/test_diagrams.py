@@ -6,7 +6,7 @@ elements) and compares with values computed here, independently of calipers:
 bin indices from ``ceil(15 c) - 1``, per-bin means with ``np.bincount``, the
 Nadaraya-Watson curve, KDE and sharpness band of Chidambaram & Ge (2024) App. D as direct
 double sums, Wilson intervals from ``scipy.stats.binomtest``, SmoothECE from
-the SmoothECE worked numbers of docs/conventions.md §6 and a reflected-kernel sum,
+the SmoothECE worked numbers of docs/how-calipers-computes.md §6 and a reflected-kernel sum,
 top-1/grouped/interval errors by hand. Pixel and SVG checks
 are statistics (ink fraction, bar colour, element counts), not snapshots.
 """
@@ -443,7 +443,7 @@ def test_calibration_sharpness_band_clipped_below_not_above_and_aligned_axes():
 
 
 def _worked_smooth_data():
-    """docs/conventions.md §6 worked check: n = 2000, f ~ Beta(5, 2), P(y = 1 | f) = f^1.5,
+    """docs/how-calipers-computes.md §6 worked check: n = 2000, f ~ Beta(5, 2), P(y = 1 | f) = f^1.5,
     ``np.random.default_rng(1)``; as a 20-class top-label problem with confidence f
     (the other 19 classes share 1 - f, which is below f for every f > 0.05)."""
     rng = np.random.default_rng(1)

@@ -4,7 +4,9 @@ ever unpickled."""
 
 from __future__ import annotations
 
+import io
 import pickle
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -181,9 +183,19 @@ def test_never_unpickles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
     arr = np.empty(1, dtype=object)
     arr[0] = Boom()
-    # a deliberately malicious file: writing it needs pickling; reading it must not unpickle
-    np.save(tmp_path / "evil.npy", arr, allow_pickle=True)
-    np.savez(tmp_path / "evil.npz", probs=arr, labels=np.array([0]))
+    # a deliberately malicious file, written byte by byte as NumPy lays out an object
+    # array (.npy header, then the array's pickle stream); reading it must not unpickle
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": "|O", "fortran_order": False, "shape": (1,)}
+    )
+    evil = buf.getvalue() + pickle.dumps(arr, protocol=3)
+    (tmp_path / "evil.npy").write_bytes(evil)
+    with zipfile.ZipFile(tmp_path / "evil.npz", "w") as zf:
+        zf.writestr("probs.npy", evil)
+        lab = io.BytesIO()
+        np.lib.format.write_array(lab, np.array([0]))
+        zf.writestr("labels.npy", lab.getvalue())
 
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError("pickle.load was called")

@@ -1,6 +1,6 @@
 """KDE calibration error (Zhang et al. 2020) against an oracle built on KDEpy and closed forms.
 
-The oracle follows docs/conventions.md §4.3 step by step with KDEpy's FFTKDE (a test-only
+The oracle follows docs/how-calipers-computes.md §4.3 step by step with KDEpy's FFTKDE (a test-only
 dependency, as in the authors' code) and a per-grid-point loop; calipers bins and
 convolves on its own.
 """

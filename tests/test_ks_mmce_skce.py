@@ -1,4 +1,4 @@
-"""KS, MMCE and SKCE against docs/conventions.md §4.4-4.6 and direct O(n^2) definitions."""
+"""KS, MMCE and SKCE against docs/how-calipers-computes.md §4.4-4.6 and direct O(n^2) definitions."""
 
 import importlib
 
@@ -17,7 +17,7 @@ Y8 = np.where(CORRECT == 1, 0, 1)
 
 def test_ks_worked_number_and_tie_order() -> None:
     assert cp.ks_calibration_error(P8, Y8) == pytest.approx(0.1375, abs=1e-12)
-    # swapping the two tied 0.9 rows gives the other order: 0.15 (docs/conventions.md §4.4)
+    # swapping the two tied 0.9 rows gives the other order: 0.15 (docs/how-calipers-computes.md §4.4)
     swap = np.array([0, 1, 2, 3, 4, 6, 5, 7])
     assert cp.ks_calibration_error(P8[swap], Y8[swap]) == pytest.approx(0.15, abs=1e-12)
 

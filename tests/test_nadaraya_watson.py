@@ -1,8 +1,8 @@
-"""Tests of calipers.nadaraya_watson (Chidambaram & Ge (2024) eq. 4.8; docs/conventions.md §7.1).
+"""Tests of calipers.nadaraya_watson (Chidambaram & Ge (2024) eq. 4.8; docs/how-calipers-computes.md §7.1).
 
 The oracle is a direct O(n^2) evaluation of the definition written here, with
-the kernels spelled out from docs/conventions.md §7.1, and the worked numbers of
-docs/conventions.md §7.1.
+the kernels spelled out from docs/how-calipers-computes.md §7.1, and the worked numbers of
+docs/how-calipers-computes.md §7.1.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ TOL_BINNED = {"gaussian": 1e-6, "epanechnikov": 1e-4}
 
 
 def test_worked_example_conventions_7_1():
-    """h = (.55, .6, .9, .95), c = (1, 0, 1, 1), sigma = .05 (docs/conventions.md §7.1)."""
+    """h = (.55, .6, .9, .95), c = (1, 0, 1, 1), sigma = .05 (docs/how-calipers-computes.md §7.1)."""
     h = np.array([0.55, 0.6, 0.9, 0.95])
     c = np.array([1.0, 0.0, 1.0, 1.0])
     ref = [0.622459, 0.377541, 1.0, 1.0]

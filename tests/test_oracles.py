@@ -2,7 +2,7 @@
 
 Each peer is imported with ``pytest.importorskip`` inside the test, so the suite
 passes without them. Which convention each peer follows is documented in
-/work/shared/reference/peer_libraries.md §4.2 and docs/conventions.md §2-4; every test
+/work/shared/reference/peer_libraries.md §4.2 and docs/how-calipers-computes.md §2-4; every test
 states the reason the two computations must agree.
 
 Oracles used (pip):
@@ -10,7 +10,7 @@ Oracles used (pip):
     scikit-learn (already a dev dependency)
 
 The last section is an independent NumPy port of robustness_metrics'
-``_GeneralCalibrationErrorMetric`` written from docs/conventions.md §3.2 (Nixon et
+``_GeneralCalibrationErrorMetric`` written from docs/how-calipers-computes.md §3.2 (Nixon et
 al.'s SCE / ACE / TACE / RMSCE as coded), not from calipers.
 """
 
@@ -71,7 +71,7 @@ def uc():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_uc_get_ece_random(uc, seed: int) -> None:
     """get_ece: top-label, 15 equal-width bins, (lo, hi] via searchsorted on upper edges
-    i/15 (docs/conventions.md §4.1) -- exactly our ece."""
+    i/15 (docs/how-calipers-computes.md §4.1) -- exactly our ece."""
     P, y = make_data(5000, 10, seed, temp=1.0)  # > 4096: calipers' fast binning path
     assert cp.ece(P, y) == pytest.approx(uc.get_ece(P, y, num_bins=15), abs=1e-12)
     for B in (5, 10, 20):
@@ -128,7 +128,7 @@ def test_uc_float32_flip_does_not_affect_calipers(uc) -> None:
 def test_uc_get_calibration_error_equal_mass(uc, power: int, seed: int) -> None:
     """get_calibration_error(p, debias=False) on non-discrete predictions is
     lower_bound_scaling_ce with 15 bins of get_equal_bins (array_split parts,
-    mid-point edges, (lo, hi]; docs/conventions.md §4.1) = our EqualMass(rule="kumar").
+    mid-point edges, (lo, hi]; docs/how-calipers-computes.md §4.1) = our EqualMass(rule="kumar").
     marginal: (mean_k CE_k^p)^(1/p); top-label: CE of the confidences."""
     P, y = make_data(1000, 5, seed)
     k = P.shape[1]
@@ -161,7 +161,7 @@ def test_uc_equal_bins_with_ties(uc, B: int) -> None:
         )
         ours = cp.calibration_error(P, y, lens=lens, estimator=est, divergence="l2")
         assert ours == pytest.approx(ref, abs=1e-12), mode
-    # the edges themselves, on the tie example of docs/conventions.md §4.1
+    # the edges themselves, on the tie example of docs/how-calipers-computes.md §4.1
     s = np.array([0.1, 0.2, 0.2, 0.2, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9])
     assert EqualMass(3, "kumar").edges(s).tolist() == uc.get_equal_bins(list(s), num_bins=3)
 
@@ -339,7 +339,7 @@ def rm_general_calibration_error(
     threshold: float = 0.0,
 ) -> float:
     """robustness_metrics ``_GeneralCalibrationErrorMetric`` (Oct-2020 semantics) from the
-    text of docs/conventions.md §3.2."""
+    text of docs/how-calipers-computes.md §3.2."""
     probs = np.asarray(probs, dtype=np.float64)
     if probs.ndim == 1:
         probs = np.stack([1 - probs, probs], axis=1)
@@ -403,7 +403,7 @@ TOY_P, TOY_Y = NIXON_P, NIXON_Y
     ],
 )
 def test_rm_port_reproduces_conventions_worked_example(name: str, B: int, value: float) -> None:
-    """The port itself against the numbers of docs/conventions.md §3.4 (checked there
+    """The port itself against the numbers of docs/how-calipers-computes.md §3.4 (checked there
     against PyPI uncertainty-metrics 0.0.81 for ece/sce/ace/tace)."""
     assert _rm(TOY_P, TOY_Y, name, B) == pytest.approx(value, abs=5e-7)
 

@@ -116,7 +116,7 @@ def test_k3_n5_example_conventions_5_6() -> None:
 
 
 def test_kl_refinement_and_the_reference_codes_nan_row() -> None:
-    """REF_KL = mean entropy of r. docs/conventions.md §5.6 prints 0.702608: that is the
+    """REF_KL = mean entropy of r. docs/how-calipers-computes.md §5.6 prints 0.702608: that is the
     same mean with row 4 (whose r has an exact 0, so 0 * log 0 = NaN in torch)
     counted as 0 — the reference code turns the NaN row sum into 0."""
     r = _ref_ratio(G5, np.eye(3)[Y5], 0.5)

@@ -1,6 +1,6 @@
 """Histogram binning, isotonic regression, mean replacement (MRR) and the split helpers.
 
-Reference values come from closed forms (MRR: docs/conventions.md §7.2, the MRR rows
+Reference values come from closed forms (MRR: docs/how-calipers-computes.md §7.2, the MRR rows
 of Chidambaram & Ge (2024) Tables 1, 5 and 6), hand computations written out below, and peer
 libraries used as oracles (scikit-learn's ``IsotonicRegression``; Kumar et al.'s
 ``verified_calibration`` histogram calibrator), never from calipers' own output.
@@ -49,7 +49,7 @@ def _data(n: int, k: int, seed: int, temp: float = 2.0) -> tuple[np.ndarray, np.
 
 
 def _mrr_closed_form(a_t: float, a: float, K: int) -> tuple[float, float]:
-    """docs/conventions.md §7.2: NLL and Brier of MRR predictions at test accuracy a_t."""
+    """docs/how-calipers-computes.md §7.2: NLL and Brier of MRR predictions at test accuracy a_t."""
     b = (1 - a) / (K - 1)
     nll = -a_t * math.log(a) - (1 - a_t) * math.log(b)
     brier = a_t * (1 - a) ** 2 * K / (K - 1) + (1 - a_t) * (a * a + (1 - b) ** 2 + (K - 2) * b * b)
@@ -116,7 +116,7 @@ def test_mrr_published_rows(
 def test_mrr_cifar10_row_needs_the_unrounded_test_accuracy() -> None:
     # Table 5 prints acc 93.46, ECE 0.34, NLL 38.52, Brier 12.60. With the printed
     # (rounded) a_t = .9346 and |a_t - a| = .0034 the closed forms give 38.54 / 12.61
-    # (docs/conventions.md §7.2); with the test split of 8000 rows (20 % of CIFAR-10 test for
+    # (docs/how-calipers-computes.md §7.2); with the test split of 8000 rows (20 % of CIFAR-10 test for
     # calibration: 2000 rows) a_t = 7477/8000 = .934625 and a = 1876/2000 = .938 reproduce
     # every printed number.
     for a in (0.9346 + 0.0034, 0.9346 - 0.0034):

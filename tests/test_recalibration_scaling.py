@@ -413,7 +413,7 @@ def test_bcts_properties() -> None:
 
 
 def _zhang_ets(z: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """docs/conventions.md §10: t by MSE (L-BFGS-B, numerical gradient), then w by SLSQP."""
+    """docs/how-calipers-computes.md §10: t by MSE (L-BFGS-B, numerical gradient), then w by SLSQP."""
     n, k = z.shape
     Y = np.eye(k)[y]
 

@@ -1,9 +1,9 @@
-"""SmoothECE (Błasiok & Nakkiran 2023) against relplot 1.0.3, docs/conventions.md §6 and hand checks.
+"""SmoothECE (Błasiok & Nakkiran 2023) against relplot 1.0.3, docs/how-calipers-computes.md §6 and hand checks.
 
 Independent references used here:
 
 * ``relplot.smECE`` / ``relplot.smECE_sigma`` (the authors' package, oracle);
-* the worked numbers of docs/conventions.md §6 (n = 2000, f ~ Beta(5, 2), P(y=1|f) = f^1.5);
+* the worked numbers of docs/how-calipers-computes.md §6 (n = 2000, f ~ Beta(5, 2), P(y=1|f) = f^1.5);
 * a dense-matrix restatement of the reflected-kernel grid smoother written in this
   file (no FFT, no 'valid' slicing), checked against the library's FFT path;
 * closed forms for constant residuals and for perfect predictions.
@@ -147,7 +147,7 @@ def test_reliability_curves_match_relplot() -> None:
 
 
 def test_worked_check_conventions_section_6() -> None:
-    # "rng seed 1" of docs/conventions.md §6 is np.random.default_rng(1): beta, then uniforms
+    # "rng seed 1" of docs/how-calipers-computes.md §6 is np.random.default_rng(1): beta, then uniforms
     # (the legacy np.random.seed(1) stream gives 0.104538 instead).
     rng = np.random.default_rng(1)
     f = rng.beta(5, 2, 2000)

@@ -20,7 +20,7 @@ DTYPES = [torch.float32, torch.float64]
 NP_DTYPE = {torch.float32: np.float32, torch.float64: np.float64}
 
 
-# (metric, kwargs, docs/conventions.md §3.4 value or a hand value)
+# (metric, kwargs, docs/how-calipers-computes.md §3.4 value or a hand value)
 NIXON_CASES = [
     (cp.ece, {"n_bins": 5}, 0.176667),
     (cp.sce, {"n_bins": 5}, 0.095556),

@@ -1,4 +1,4 @@
-"""Worked numbers from /work/shared/reference/conventions.md and hand computations.
+"""Worked numbers from docs/how-calipers-computes.md (and the papers) and hand computations.
 
 Expected values come from the conventions tables (computed there with ports of
 the reference code) or are computed here by hand with plain NumPy from the
@@ -22,7 +22,7 @@ from toy_data import NIXON_P, NIXON_Y
 EDGE_CONF = ("0.6", "0.4", "0.8", "0.5", "1.0", "0.34")
 EDGE_CORRECT = np.array([1, 0, 1, 0, 1, 0])
 DTYPES = [np.float64, np.float32, np.float16]
-# docs/conventions.md §2: Guo (lo, hi] column and TF [lo, hi) column
+# docs/how-calipers-computes.md §2: Guo (lo, hi] column and TF [lo, hi) column
 GUO = {5: 0.17333, 10: 0.30667, 15: 0.30667}
 TF = {5: 0.30667, 10: 0.30667, 15: 0.30667}
 
@@ -146,7 +146,7 @@ def test_nixon_toy_rmsce() -> None:
 
 
 def _nixon_adaptive_by_hand(P: np.ndarray, y: np.ndarray, R: int, thr: float = 0.0) -> float:
-    """The Nixon et al. (2019) code's class-wise adaptive CE (docs/conventions.md §3.2), plain NumPy."""
+    """The Nixon et al. (2019) code's class-wise adaptive CE (docs/how-calipers-computes.md §3.2), plain NumPy."""
     n, K = P.shape
     err = 0.0
     for k in range(K):

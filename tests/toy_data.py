@@ -1,8 +1,8 @@
-"""Small data sets shared by several test modules (values from conventions.md)."""
+"""Small data sets shared by several test modules (values from docs/how-calipers-computes.md)."""
 
 import numpy as np
 
-#: docs/conventions.md §3.4: the Nixon et al. toy example (K = 3, N = 6)
+#: docs/how-calipers-computes.md §3.4: the Nixon et al. toy example (K = 3, N = 6)
 NIXON_P = np.array(
     [
         [0.6, 0.3, 0.1],

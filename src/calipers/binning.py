@@ -23,10 +23,10 @@ Schemes
     the first and last bin (no hidden extra bin for 1.0, no gaps).
 :class:`EqualMass`
     data-dependent edges with about the same number of samples per bin, by the
-    rule of Nixon et al.'s code (``rule="nixon"``, docs/conventions.md §3.2: edges
+    rule of Nixon et al.'s code (``rule="nixon"``, docs/how-calipers-computes.md §3.2: edges
     ``sorted(s)[round(linspace(0, n, B, endpoint=False))]``, bins
     ``[e_r, e_{r+1})``, ties go up) or of Kumar et al. (``rule="kumar"``,
-    docs/conventions.md §4.1: ``array_split`` parts, mid-point edges, ``(lo, hi]``).
+    docs/how-calipers-computes.md §4.1: ``array_split`` parts, mid-point edges, ``(lo, hi]``).
 :class:`FixedEdges`
     any increasing edges, to reproduce a published convention exactly.
 :class:`KDTree`
@@ -435,12 +435,12 @@ class EqualMass:
         Number of bins (Nixon et al.'s tables use 15; their code defaults to 30).
     rule : {"nixon", "kumar"}, default "nixon"
         ``"nixon"``: the rule of the Nixon et al. (2019) code (robustness_metrics
-        ``_get_adaptive_bins``; docs/conventions.md §3.2): with ``s`` sorted,
+        ``_get_adaptive_bins``; docs/how-calipers-computes.md §3.2): with ``s`` sorted,
         ``e_r = s[min(round(r n / B), n - 1)]`` for r = 0..B-1 (NumPy's
         round-half-to-even), bins ``[e_r, e_{r+1})`` so that ties at an edge go
         to the upper bin; a score equal to 1.0 gets a bin of its own, as in that
         code. ``"kumar"``: the rule of ``verified_calibration.get_equal_bins``
-        (docs/conventions.md §4.1): ``array_split`` of the sorted scores into B parts
+        (docs/how-calipers-computes.md §4.1): ``array_split`` of the sorted scores into B parts
         (first parts one larger), edges at mid-points between consecutive
         parts, 1.0 appended, duplicates removed, bins ``(lo, hi]``; B is capped
         at n.

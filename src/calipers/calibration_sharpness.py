@@ -18,7 +18,7 @@ counterpart ``d_varphi`` on confidences (``varphi(x) = x^2``, or the logistic
 Everything is estimated with the Nadaraya-Watson regression of eq. (4.8)
 (:class:`calipers.nadaraya_watson.NadarayaWatson`; Gaussian kernel, bandwidth
 0.05 by default, all points including the evaluation point itself, as in the
-authors' code, docs/conventions.md §7.1):
+authors' code, docs/how-calipers-computes.md §7.1):
 
 * :func:`confidence_calibration_error` -- Theorem C.4's consistent plug-in
   estimator, eq. (C.3), or the form the authors' code (sharpcal) reports;
@@ -191,13 +191,13 @@ def confidence_calibration_error(
       for tiny samples);
     * ``form="sharpcal"`` (default): what the authors' code reports as d_CAL,
       ``mean_i d_varphi(m_hat(h_i), h_i)`` (Brier: ``(m_hat(h_i) - h_i)^2``;
-      docs/conventions.md §0 item 9 and §7.1). The code averages it over 10 draws of
+      docs/how-calipers-computes.md §0 item 9 and §7.1). The code averages it over 10 draws of
       5000 evaluation points with replacement when ``n > 5000``; calipers
       evaluates at every sample (the expectation of those draws). The code has
       no KL version; ``divergence="kl"`` here is the same formula with the
       logistic ``d_varphi``.
 
-    On the 4-point example of docs/conventions.md §7.1 the two forms give 0.0262481
+    On the 4-point example of docs/how-calipers-computes.md §7.1 the two forms give 0.0262481
     (plug-in) and 0.0168096 (code).
 
     Parameters
@@ -404,7 +404,7 @@ def calibration_sharpness(
     d_CAL in both forms (eq. C.3 and the authors' code), d_TOT and accuracy. See
     :class:`CalibrationSharpness` for each field's relation to the paper.
 
-    Differences from the authors' code (sharpcal, docs/conventions.md §7.1): d_CAL
+    Differences from the authors' code (sharpcal, docs/how-calipers-computes.md §7.1): d_CAL
     is evaluated at every sample instead of 10 x 5000 points drawn with
     replacement (no randomness; the draws average to this value); the default
     grid has 1001 points instead of 5000; no special case for near-constant

@@ -14,7 +14,7 @@ H0: the model is calibrated, ``P(Y | f(X)) = f(X)``. Two families of tests:
   :func:`calipers.skce`) with the tensor kernel
   ``k((p, y), (q, y')) = exp(-||p - q||_1 / bandwidth) 1{y = y'}``, for which
   ``h_ij = kappa(p_i, p_j) <e_{y_i} - p_i, e_{y_j} - p_j>``
-  (docs/conventions.md §4.6): an asymptotic normal test on the linear-time block
+  (docs/how-calipers-computes.md §4.6): an asymptotic normal test on the linear-time block
   estimator and a bootstrap test on the quadratic unbiased estimator.
 
 Every test returns a :class:`CalibrationTestResult`; small p-values are

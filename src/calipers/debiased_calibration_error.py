@@ -3,7 +3,7 @@
 The plug-in binned estimate ``sum_b (n_b / n) |p_b - y_b|^p`` (``p_b``, ``y_b``
 the mean score and mean target of bin b) is biased upwards: even a perfectly
 calibrated model gets ``E |p_b - y_b|^2 = Var(y_b) > 0``. Kumar et al. (2019,
-§5 and their ``verified_calibration`` code; docs/conventions.md §4.1) correct it in
+§5 and their ``verified_calibration`` code; docs/how-calipers-computes.md §4.1) correct it in
 two ways:
 
 * ``method="unbiased"`` (p = 2 only): subtract an unbiased estimate of the
@@ -107,7 +107,7 @@ def debiased_calibration_error(
 
     Implements the debiased estimators of "Verified uncertainty calibration"
     (NeurIPS 2019, §5; ``verified_calibration`` ``unbiased_l2_ce`` and
-    ``normal_debiased_ce``, docs/conventions.md §4.1), on bins from
+    ``normal_debiased_ce``, docs/how-calipers-computes.md §4.1), on bins from
     :func:`calipers.binned_statistics`. With ``b`` running over bins, ``n_b``
     their sizes, ``p_b``/``y_b`` mean score/target:
 
@@ -150,7 +150,7 @@ def debiased_calibration_error(
         For ``lens="classwise"``: ``"mean"`` is Kumar's marginal rule
         ``(mean_k CE_k^p)^(1/p)``; ``"sum"`` is ``(sum_k CE_k^p)^(1/p)``, the
         convention of Gruber & Buettner (2022) (``sCWCE``, Def. C.1: no 1/K) and Kull et al.
-        2019 (docs/conventions.md §0 item 5, §4.2). With ``root=True`` each class's
+        2019 (docs/how-calipers-computes.md §0 item 5, §4.2). With ``root=True`` each class's
         estimate is clipped at 0 before the power, as ``unbiased_l2_ce`` does
         (Kumar's code raises a negative ``normal`` estimate to the p-th power
         unclipped instead); with ``root=False`` the unclipped ``D_k`` (or
@@ -186,7 +186,7 @@ def debiased_calibration_error(
 
     Examples
     --------
-    The worked example of docs/conventions.md §4.1 (two equal-mass bins, edge 0.75):
+    The worked example of docs/how-calipers-computes.md §4.1 (two equal-mass bins, edge 0.75):
     the plug-in ``CE_2^2`` is 0.0172656, the debiased value is negative and the
     L2 error is 0.
 

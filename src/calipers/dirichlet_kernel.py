@@ -16,19 +16,19 @@ exponential (the LogSumExp trick of App. E.1), after which numerator and
 denominator are one matrix product ``E @ Y`` and one row sum. Rows are taken
 in blocks, so memory is O(block x n) however large ``n`` is; nothing n x n is
 ever formed. A 1-D score ``s`` (class-wise and top-label lenses) uses the Beta
-kernel, i.e. the Dirichlet kernel on ``[1 - s, s]`` (docs/conventions.md §5.2).
+kernel, i.e. the Dirichlet kernel on ``[1 - s, s]`` (docs/how-calipers-computes.md §5.2).
 
 Scores are clamped to ``[clip, 1 - clip]`` inside the kernel (default 1e-7,
-the constant of the Popordanoska et al. (2024) code, docs/conventions.md §5.3): the Dirichlet density
+the constant of the Popordanoska et al. (2024) code, docs/how-calipers-computes.md §5.3): the Dirichlet density
 is not defined on the boundary of the simplex (an exact 0 gives ``0 * log 0``).
 
 The same code runs on NumPy arrays and on PyTorch tensors (on their device,
 differentiable: gradients flow through ``r`` to the scores).
 
 Bandwidth selection maximises the leave-one-out log-likelihood of the kernel
-density estimate (Popordanoska et al. (2024) §7 and App. E; docs/conventions.md §5.5) over ``log h``
+density estimate (Popordanoska et al. (2024) §7 and App. E; docs/how-calipers-computes.md §5.5) over ``log h``
 with a coarse grid followed by a bounded Brent search; it never returns an
-invalid value (the predecessor code returned -1, docs/conventions.md §5.8).
+invalid value (the predecessor code returned -1, docs/how-calipers-computes.md §5.8).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def log_kernel_matrix(scores: Array, bandwidth: float, *, clip: float = 1e-7) ->
 
     Examples
     --------
-    The hand-checkable example of docs/conventions.md §5.6 (h = 1):
+    The hand-checkable example of docs/how-calipers-computes.md §5.6 (h = 1):
 
     >>> import numpy as np
     >>> from calipers.dirichlet_kernel import log_kernel_matrix
@@ -226,7 +226,7 @@ class DirichletKernel:
     >>> from calipers import DirichletKernel
     >>> g = np.array([[.8, .2], [.6, .4], [.3, .7]])
     >>> y = np.array([[1., 0.], [1., 0.], [0., 1.]])
-    >>> DirichletKernel(1.0).regress(g, y, None).round(6).tolist()   # docs/conventions.md §5.6
+    >>> DirichletKernel(1.0).regress(g, y, None).round(6).tolist()   # docs/how-calipers-computes.md §5.6
     [[0.609238, 0.390762], [0.538724, 0.461276], [1.0, 0.0]]
     """
 
@@ -299,7 +299,7 @@ def loo_log_likelihood(
     """Leave-one-out log-likelihood of the Dirichlet kernel density estimate.
 
     ``L(h) = sum_i w_i log( sum_{j != i} w_j k_h(g_i; alpha_j) / sum_{j != i} w_j )``
-    (Popordanoska et al. (2024) bandwidth objective, docs/conventions.md §5.5: with unit weights
+    (Popordanoska et al. (2024) bandwidth objective, docs/how-calipers-computes.md §5.5: with unit weights
     ``sum_i [LogSumExp_{j != i} log k_ij - log(n - 1)]``).
 
     Parameters
@@ -366,7 +366,7 @@ def select_bandwidth(
     """Bandwidth maximising the leave-one-out likelihood (Popordanoska et al. (2024) §7, App. E).
 
     The Popordanoska et al. (2024) code evaluates a fixed grid (``logspace(-5, -1, 50)`` and five
-    larger values; docs/conventions.md §5.5). Here the objective
+    larger values; docs/how-calipers-computes.md §5.5). Here the objective
     :func:`loo_log_likelihood` is evaluated on ``n_grid`` log-spaced values in
     ``bounds``, then refined by a bounded Brent search on ``log10 h`` between the
     best grid point's neighbours (to 0.001 in ``log10 h``). For long inputs the

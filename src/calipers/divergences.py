@@ -10,7 +10,7 @@ which is how Lp calibration errors are defined (``(E|...|^p)^{1/p}``).
 A 1-D (Bernoulli) mean ``q`` stands for the two-point distribution
 ``[1 - q, q]``; every divergence below is written so that its scalar form is
 the usual one: ``tvd`` and ``l1`` give ``|a - b|``, ``squared_l2`` gives
-``(a - b)^2`` (not ``2 (a - b)^2``; docs/conventions.md §5.4 explains where the
+``(a - b)^2`` (not ``2 (a - b)^2``; docs/how-calipers-computes.md §5.4 explains where the
 factor 2 of Popordanoska et al.'s (2024) class-wise code comes from), ``kl`` the binary KL.
 
 Examples
@@ -66,7 +66,7 @@ class Lp(Divergence):
     root : bool, default True
         Take the ``1/p`` root of the aggregated value, giving the Lp calibration
         error ``(E |...|^p)^{1/p}`` (Gruber & Buettner (2022) Def. C.1); ``root=False`` gives the
-        "squared space" values Gruber & Buettner's (2022) code reports (docs/conventions.md §0.11).
+        "squared space" values Gruber & Buettner's (2022) code reports (docs/how-calipers-computes.md §0.11).
 
     Examples
     --------

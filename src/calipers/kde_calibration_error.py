@@ -10,7 +10,7 @@ correct predictions and ``a`` the accuracy, and the error is
 
     KDE-CE_p^p = int_0^1 |c - acc(c)|^p f(c) dc / int_0^1 f(c) dc.
 
-Discretisation as in the authors' ``ece_kde_binary`` (docs/conventions.md §4.3; copied
+Discretisation as in the authors' ``ece_kde_binary`` (docs/how-calipers-computes.md §4.3; copied
 into Gruber & Buettner's (2022) code as ``sKDECE``, which uses ``p = 2`` and reports the root):
 
 * triweight kernel ``35/32 (1 - u^2)^3`` scaled so that its standard deviation is
@@ -138,7 +138,7 @@ def kde_bandwidth(
 
     ``std(c_i : prediction i correct) * (2 n)^(-1/5)`` — the authors' rule (their
     code computes the spread of all confidences first and then overwrites it with
-    that of the correct ones; docs/conventions.md §4.3). ``std`` has ``ddof=0``;
+    that of the correct ones; docs/how-calipers-computes.md §4.3). ``std`` has ``ddof=0``;
     weights count as repetitions (``n`` is the total weight).
 
     Parameters
@@ -183,9 +183,9 @@ def kde_calibration_error(
 
     ``(int_0^1 |c - acc(c)|^p f(c) dc / int_0^1 f(c) dc)^(1/p)`` with the
     densities and ``acc`` estimated by reflected triweight kernel density estimates,
-    discretised as the authors' code does (module docstring; docs/conventions.md §4.3).
+    discretised as the authors' code does (module docstring; docs/how-calipers-computes.md §4.3).
     Gruber & Buettner (2022) (Gruber & Buettner 2022, §5 "Experiments", Fig. 3) reports it as
-    "KDE TCE_2" (``p=2``, square root at plot time; docs/conventions.md §4.7).
+    "KDE TCE_2" (``p=2``, square root at plot time; docs/how-calipers-computes.md §4.7).
 
     Parameters
     ----------

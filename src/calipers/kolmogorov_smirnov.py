@@ -5,7 +5,7 @@ the cumulative sums of confidences and of correctness,
 
     KS = max_i | sum_{j <= i} (conf_j - correct_j) | / n        (weights: / sum w)
 
-The order among tied confidences changes the value (docs/conventions.md §4.4: 0.1375
+The order among tied confidences changes the value (docs/how-calipers-computes.md §4.4: 0.1375
 with a stable sort, 0.15 with the other order of two tied 0.9's); calipers
 sorts stably, so tied rows keep their input order.
 """
@@ -34,7 +34,7 @@ def ks_calibration_error(
 ) -> Any:
     """Top-label Kolmogorov-Smirnov calibration error (Gupta et al. 2021).
 
-    Gruber & Buettner (2022) Def. C.2 / App. C; computed as in docs/conventions.md §4.4 with a
+    Gruber & Buettner (2022) Def. C.2 / App. C; computed as in docs/how-calipers-computes.md §4.4 with a
     stable sort of the confidences. Gruber & Buettner's (2022) code reports the square of this
     value ("squared space"); this function returns the value itself.
 

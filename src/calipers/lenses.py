@@ -203,15 +203,7 @@ def top_label_arrays(P: Predictions) -> tuple[np.ndarray, np.ndarray, np.ndarray
     >>> [a.tolist() for a in top_label_arrays(check_predictions(np.array([[0.3, 0.7]]), [1]))]
     [[0.7], [1.0], [1.0]]
     """
-    sl = next(top_label(P))
-    conf = np.asarray(to_numpy(sl.scores), dtype=np.float64)
-    correct = np.asarray(to_numpy(sl.targets), dtype=np.float64)
-    w = (
-        np.ones_like(conf)
-        if sl.weights is None
-        else np.asarray(to_numpy(sl.weights), dtype=np.float64)
-    )
-    return conf, correct, w
+    return lens_arrays(P, "top_label")
 
 
 def top_k(k: int) -> Lens:

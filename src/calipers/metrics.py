@@ -112,7 +112,7 @@ def ece(
     confidence ``max_k p_k``, the accuracy ``1{argmax = y}`` (ties in the
     arg-max go to the lowest class), and ``n_bins`` equal-width bins. The
     default edge rule ``(lo, hi]`` is Guo et al.'s and the Popordanoska et al. 2024 / Gruber & Buettner 2022 code's
-    (docs/conventions.md §2); edges are exact in the input's dtype.
+    (docs/how-calipers-computes.md §2); edges are exact in the input's dtype.
 
     Parameters
     ----------
@@ -213,7 +213,7 @@ def rmsce(
 
     ``sqrt(sum_b (n_b / n) (acc_b - conf_b)^2)`` with equal-mass bins by the
     Nixon et al. (2019) code's rule (robustness_metrics ``rmsce``: adaptive, max-prob,
-    L2; docs/conventions.md §3.2) and the weights *not* squared (the ≥ Oct-2020
+    L2; docs/how-calipers-computes.md §3.2) and the weights *not* squared (the ≥ Oct-2020
     semantics; older uncertainty-metrics releases squared them). The
     robustness_metrics registration uses ``n / 100`` bins; pass
     ``n_bins=len(y) // 100`` for that, or ``estimator=EqualWidth(15)`` for
@@ -233,7 +233,7 @@ def rmsce(
     --------
     >>> import calipers as cp
     >>> P = [[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]]
-    >>> round(cp.rmsce(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/conventions.md §3.4
+    >>> round(cp.rmsce(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/how-calipers-computes.md §3.4
     0.326769
     """
     est = EqualMass(n_bins, "nixon") if estimator is None else estimator
@@ -264,7 +264,7 @@ def bin_averaged_ece(
     """Unweighted mean of ``|acc_b - conf_b|`` over non-empty top-label bins.
 
     This is netcal's "Average Calibration Error" (Neumann et al. 2018), the
-    quantity Chidambaram & Ge's (2024) tables print as "ACE" (docs/conventions.md §7.3). It is
+    quantity Chidambaram & Ge's (2024) tables print as "ACE" (docs/how-calipers-computes.md §7.3). It is
     **not** Nixon et al.'s adaptive calibration error (:func:`ace`); the name
     says what it is to avoid that confusion.
 
@@ -393,7 +393,7 @@ def nixon_even_bins(n_bins: int = 15) -> FixedEdges:
     ``np.histogram_bin_edges([], n_bins, (0, 1))[1:]`` with ``np.digitize``:
     bins ``[lo, hi)`` on those float edges (so ``0.6000000000000001`` is an
     edge for 5 bins) and a score of exactly 1.0 in a bin of its own
-    (docs/conventions.md §3.2). Used by :func:`sce`.
+    (docs/how-calipers-computes.md §3.2). Used by :func:`sce`.
 
     Examples
     --------
@@ -468,7 +468,7 @@ def sce(
     --------
     >>> import calipers as cp
     >>> P = [[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]]
-    >>> round(cp.sce(P, [0, 1, 0, 2, 0, 1], n_bins=5), 6)   # docs/conventions.md §3.4
+    >>> round(cp.sce(P, [0, 1, 0, 2, 0, 1], n_bins=5), 6)   # docs/how-calipers-computes.md §3.4
     0.095556
     """
     return _nixon(
@@ -494,7 +494,7 @@ def ace(
     ``1/(KR) sum_k sum_r |acc(r, k) - conf(r, k)|`` (unweighted over ranges);
     that equals the code only when every range holds exactly ``N/R`` entries,
     and differs under ties or when ``R`` does not divide ``N``
-    (docs/conventions.md §3.1, §11.8).
+    (docs/how-calipers-computes.md §3.1, §11.8).
 
     Parameters
     ----------
@@ -508,7 +508,7 @@ def ace(
     --------
     >>> import calipers as cp
     >>> P = [[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]]
-    >>> round(cp.ace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/conventions.md §3.4
+    >>> round(cp.ace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/how-calipers-computes.md §3.4
     0.173333
     """
     return _nixon(probs, labels, EqualMass(n_bins, "nixon"), 0.0, sample_weight, logits, validate)
@@ -530,7 +530,7 @@ def tace(
     :func:`ace` computed only on entries ``p > threshold``; the paper gives no
     value, the code uses 0.01 (uncertainty-metrics; note robustness_metrics
     registers "tace" with the threshold ignored, i.e. equal to ACE —
-    docs/conventions.md §0.4).
+    docs/how-calipers-computes.md §0.4).
 
     Parameters
     ----------
@@ -544,7 +544,7 @@ def tace(
     --------
     >>> import calipers as cp
     >>> P = [[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]]
-    >>> round(cp.tace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/conventions.md §3.4
+    >>> round(cp.tace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/how-calipers-computes.md §3.4
     0.177167
     """
     return _nixon(
@@ -569,7 +569,7 @@ def classwise_ece(
 
     ``reduction="mean"`` averages over classes (Nixon et al.'s SCE without
     the threshold; Kumar et al.'s marginal CE for p = 1); ``"sum"`` adds them,
-    as Kull et al. (2019) do (docs/conventions.md §4.2). Kull et al.'s published
+    as Kull et al. (2019) do (docs/how-calipers-computes.md §4.2). Kull et al.'s published
     values also use their own bins, ``np.digitize(p, linspace(0, 1, 15)) - 1``
     (14 bins of width 1/14 plus {1.0}); pass
     ``estimator=FixedEdges(np.r_[np.linspace(0, 1, 15), 1.0], closed="left")``
@@ -839,7 +839,7 @@ def tce_p(
     ``TCE_p = (E |f_C(X) - P(Y = C | f_C(X))|^p)^{1/p}`` with C the arg-max,
     estimated with ``n_bins`` equal-width bins (Gruber & Buettner's (2022) "100b TCE_2" is
     ``n_bins=100``). ``root=False`` returns the p-th power, the "squared space"
-    value Gruber & Buettner's (2022) code reports (docs/conventions.md §0.11). TCE_1 is the ECE.
+    value Gruber & Buettner's (2022) code reports (docs/how-calipers-computes.md §0.11). TCE_1 is the ECE.
 
     Parameters
     ----------
@@ -888,7 +888,7 @@ def cwce_p(
     """Binned class-wise Lp calibration error CWCE_p (Gruber & Buettner (2022) Def. C.1).
 
     ``CWCE_p = (sum_k E |f_k(X) - P(Y = k | f_k(X))|^p)^{1/p}`` — a *sum* over
-    classes, as in Gruber & Buettner (2022) (``sCWCE``; docs/conventions.md §4.2), with ``n_bins``
+    classes, as in Gruber & Buettner (2022) (``sCWCE``; docs/how-calipers-computes.md §4.2), with ``n_bins``
     equal-width bins per class.
 
     Parameters

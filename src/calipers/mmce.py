@@ -5,7 +5,7 @@
 
 with ``r`` the top-label confidence and ``c`` the correctness (the biased
 V-statistic, i = j included, as in the original TF loss and in netcal;
-docs/conventions.md §4.5; bandwidth 0.4, netcal's ``exp(-2.5 |.|)``). With sample
+docs/how-calipers-computes.md §4.5; bandwidth 0.4, netcal's ``exp(-2.5 |.|)``). With sample
 weights the 1/n^2 becomes 1/W^2 and each term carries w_i w_j.
 
 The Laplacian kernel on the line makes the double sum O(n log n) without any
@@ -79,7 +79,7 @@ def mmce(
 ) -> Any:
     """Maximum mean calibration error with a Laplacian kernel (Kumar et al. 2018).
 
-    Gruber & Buettner (2022) Def. C.3; the estimator of docs/conventions.md §4.5 (biased V-statistic
+    Gruber & Buettner (2022) Def. C.3; the estimator of docs/how-calipers-computes.md §4.5 (biased V-statistic
     over all pairs, top-label confidence vs correctness). Exact, in O(n log n)
     time and O(n) memory.
 
@@ -110,7 +110,7 @@ def mmce(
     >>> conf = np.array([.55, .6, .65, .7, .8, .9, .9, .95])
     >>> correct = np.array([1, 0, 1, 0, 1, 1, 0, 1])
     >>> P = np.stack([conf, 1 - conf], axis=1)
-    >>> round(cp.mmce(P, np.where(correct == 1, 0, 1)), 6)     # docs/conventions.md §4.5
+    >>> round(cp.mmce(P, np.where(correct == 1, 0, 1)), 6)     # docs/how-calipers-computes.md §4.5
     0.129348
     """
     check_positive(bandwidth)

@@ -4,11 +4,11 @@
     p_hat(x) = sum_j w_j K_sigma(x - s_j) / sum_j w_j                         (its denominator as a KDE)
 
 Chidambaram & Ge's (2024) eq. (4.8) as printed lacks the ``t_j`` (``y_i``) in the numerator, a
-typo (docs/conventions.md §7.1); the formula above is what the text and the authors'
+typo (docs/how-calipers-computes.md §7.1); the formula above is what the text and the authors'
 code (sharpcal) compute. As in sharpcal, the sum runs over **all** points, the
 evaluation point itself included, unless ``leave_one_out=True``.
 
-Kernels (docs/conventions.md §7.1, sharpcal ``kernels.py``), with ``u = x - s``:
+Kernels (docs/how-calipers-computes.md §7.1, sharpcal ``kernels.py``), with ``u = x - s``:
 
 * ``"gaussian"``: ``K_sigma(u) = exp(-u^2 / (2 sigma^2)) / (sigma sqrt(2 pi))``;
 * ``"epanechnikov"``: ``K_sigma(u) = 3 / (4 sigma) (1 - (u / sigma)^2) 1{|u| <= sigma}``.
@@ -32,7 +32,7 @@ Two evaluation paths give the same numbers up to a measured tolerance:
     cancels in the ratio), so ``m_hat`` stays defined far from the data, where
     the raw kernel underflows to 0: it tends to the target of the nearest
     score, the limit of the formula. (The authors' code gets NaN there and
-    patches near-constant confidences by hand, docs/conventions.md §7.1.)
+    patches near-constant confidences by hand, docs/how-calipers-computes.md §7.1.)
 ``binned``
     linear binning of the weighted points onto a uniform grid of ``G`` nodes
     over ``[min(0, data), max(1, data)]`` (the mass of a point is split between
@@ -90,7 +90,7 @@ Examples
 >>> import numpy as np
 >>> from calipers.nadaraya_watson import NadarayaWatson
 >>> h = np.array([0.55, 0.6, 0.9, 0.95]); c = np.array([1.0, 0.0, 1.0, 1.0])
->>> NadarayaWatson(0.05).regress(h, c).round(6).tolist()      # docs/conventions.md §7.1
+>>> NadarayaWatson(0.05).regress(h, c).round(6).tolist()      # docs/how-calipers-computes.md §7.1
 [0.622459, 0.377541, 1.0, 1.0]
 """
 
@@ -129,7 +129,7 @@ _MIN_GRID = 16385
 def gaussian_kernel(u: Any, bandwidth: float = 0.05) -> np.ndarray:
     """Gaussian kernel ``K_sigma(u) = exp(-u^2 / (2 sigma^2)) / (sigma sqrt(2 pi))``.
 
-    Chidambaram & Ge (2024) §4.2 / App. H; sharpcal ``kernels.py`` (docs/conventions.md §7.1).
+    Chidambaram & Ge (2024) §4.2 / App. H; sharpcal ``kernels.py`` (docs/how-calipers-computes.md §7.1).
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def gaussian_kernel(u: Any, bandwidth: float = 0.05) -> np.ndarray:
 def epanechnikov_kernel(u: Any, bandwidth: float = 0.05) -> np.ndarray:
     """Epanechnikov kernel ``K_sigma(u) = 3/(4 sigma) (1 - (u/sigma)^2) 1{|u| <= sigma}``.
 
-    Chidambaram & Ge (2024) App. H.2; sharpcal ``kernels.py`` (docs/conventions.md §7.1).
+    Chidambaram & Ge (2024) App. H.2; sharpcal ``kernels.py`` (docs/how-calipers-computes.md §7.1).
 
     Parameters
     ----------
@@ -257,7 +257,7 @@ class NadarayaWatson:
     kernel : {"gaussian", "epanechnikov"}, default "gaussian"
     leave_one_out : bool, default False
         :meth:`regress` leaves sample ``i`` out of its own estimate. The default
-        (all points, self included) is Chidambaram & Ge's (2024) code (docs/conventions.md §7.1).
+        (all points, self included) is Chidambaram & Ge's (2024) code (docs/how-calipers-computes.md §7.1).
         NaN where no other sample is within the kernel's support (module
         docstring, "Numerical conventions").
     method : {"auto", "exact", "binned"}, default "auto"

@@ -16,7 +16,7 @@ With ``r_i`` the leave-one-out Dirichlet-kernel estimate of E[Y | g(x_i)]
   REF = -mean_i F(r_i) (eq. 15).
 
 Both are consistent with bias O(1/n) (Prop. 5.1-5.2, App. B); at small n they
-differ and the via-risk form can be negative (docs/conventions.md §5.6). Means are
+differ and the via-risk form can be negative (docs/how-calipers-computes.md §5.6). Means are
 weighted by ``sample_weight``. ``F = <p, log p>`` gives CE_KL (eq. 10, the
 log-loss calibration error) and ``F = ||p||^2`` gives CE_2^2 (eq. 7, Brier).
 
@@ -24,7 +24,7 @@ Lenses: ``"canonical"`` (the whole vector, Dirichlet kernel), ``"classwise"``
 (each class one-vs-rest with the Beta kernel, App. D, averaged or summed over
 classes), ``"top_label"`` (confidence vs correctness, Beta kernel). For 1-D
 problems F acts on the probability q of the event; two conventions exist
-(docs/conventions.md §4.2, §5.4): ``binary_f="scalar"`` uses App. D's F(q) = q^2
+(docs/how-calipers-computes.md §4.2, §5.4): ``binary_f="scalar"`` uses App. D's F(q) = q^2
 (so the squared class-wise CE is the textbook mean_k E[(P(Y=k | g_k) - g_k)^2])
 and ``binary_f="two_point"`` applies the vector F to ``[1 - q, q]`` as the
 Popordanoska et al. (2024) code does (twice the textbook value for F = ||.||^2; identical for KL).
@@ -281,7 +281,7 @@ def proper_calibration_error(
 
     Examples
     --------
-    The K = 3, n = 5 example of docs/conventions.md §5.6 (h = 0.5):
+    The K = 3, n = 5 example of docs/how-calipers-computes.md §5.6 (h = 0.5):
 
     >>> import numpy as np
     >>> import calipers as cp
@@ -367,7 +367,7 @@ def ce_kl(probs: Any, labels: Any, **kwargs: Any) -> Any:
     --------
     >>> import calipers as cp
     >>> g = [[.8, .2], [.6, .4], [.3, .7]]
-    >>> round(cp.ce_kl(g, [0, 0, 1], bandwidth=1.0), 6)    # docs/conventions.md §5.6
+    >>> round(cp.ce_kl(g, [0, 0, 1], bandwidth=1.0), 6)    # docs/how-calipers-computes.md §5.6
     0.435817
     """
     return proper_calibration_error(probs, labels, divergence="kl", **kwargs).value
@@ -382,7 +382,7 @@ def ce_squared_l2(probs: Any, labels: Any, **kwargs: Any) -> Any:
     --------
     >>> import calipers as cp
     >>> g = [[.8, .2], [.6, .4], [.3, .7]]
-    >>> round(cp.ce_squared_l2(g, [0, 0, 1], bandwidth=1.0), 6)    # docs/conventions.md §5.6
+    >>> round(cp.ce_squared_l2(g, [0, 0, 1], bandwidth=1.0), 6)    # docs/how-calipers-computes.md §5.6
     0.35343
     """
     return proper_calibration_error(probs, labels, divergence="squared_l2", **kwargs).value

@@ -9,7 +9,7 @@ interval on the top-label confidence is written ``ScoreInterval(0.9, 1.0)``.
 * :class:`ScoreInterval` — rows whose lensed score (column ``dim`` for vector
   lenses) lies in an interval (``lambda_{g(x) > 0.95}`` and Likert intervals).
 * :func:`threshold` — scores strictly above ``eps``: the TACE rule of Nixon et
-  al. (2019), whose code keeps entries ``> threshold`` (docs/conventions.md §3.2).
+  al. (2019), whose code keeps entries ``> threshold`` (docs/how-calipers-computes.md §3.2).
 
 Examples
 --------

@@ -1,7 +1,7 @@
 """Squared kernel calibration error (Widmann, Lindsten & Zachariah 2019; Gruber & Buettner (2022) Def. C.4).
 
 For a tensor kernel ``kappa(p, q) * 1{y = y'}`` on (prediction, target) pairs the
-SKCE kernel is (docs/conventions.md §4.6, CalibrationErrors.jl ``skce.jl``)
+SKCE kernel is (docs/how-calipers-computes.md §4.6, CalibrationErrors.jl ``skce.jl``)
 
     h_ij = kappa(p_i, p_j) <e_{y_i} - p_i, e_{y_j} - p_j>,
 
@@ -202,7 +202,7 @@ def skce(
     """Squared kernel calibration error of the full probability vector (Widmann et al. 2019).
 
     Gruber & Buettner (2022) Def. C.4 (KCE; SKCE is its square) with the estimators of
-    CalibrationErrors.jl as described in docs/conventions.md §4.6.
+    CalibrationErrors.jl as described in docs/how-calipers-computes.md §4.6.
 
     Parameters
     ----------

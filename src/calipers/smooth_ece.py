@@ -19,7 +19,7 @@ bisection. Chidambaram & Ge (2024) reports it (Table 1, App. F tables, App. G Fi
 ``relplot.smECE`` on the top-label confidences.
 
 The discretisation is the one of the authors' package ``relplot`` 1.0.3
-(docs/conventions.md §0 item 8 and §6), so the numbers agree with
+(docs/how-calipers-computes.md §0 item 8 and §6), so the numbers agree with
 ``relplot.smECE`` / ``relplot.smECE_sigma`` to rounding:
 
 * the kernel is evaluated on a grid of ``E = max(2000, round(20/s)) // 2 + 1``
@@ -296,7 +296,7 @@ def smece(
     reflected at 0 and 1 and the fixed-point bandwidth (Błasiok & Nakkiran
     2023; Chidambaram & Ge (2024) Table 1 and App. G report it via ``relplot.smECE``; the
     formulas are in the module docstring). Discretised exactly as
-    ``relplot`` 1.0.3 (see the module docstring and docs/conventions.md §6), so
+    ``relplot`` 1.0.3 (see the module docstring and docs/how-calipers-computes.md §6), so
     ``smece(P, y)`` equals ``relplot.smECE(*relplot.multiclass_logits_to_confidences(
     P, y, probs=True))`` up to rounding.
 
@@ -469,7 +469,7 @@ def smooth_reliability(
 
     The curves behind a SmoothECE reliability diagram: the kernel-smoothed
     accuracy, confidence, residual and density of the confidences, on the
-    kernel grid of relplot 1.0.3 (module docstring; docs/conventions.md §6). The
+    kernel grid of relplot 1.0.3 (module docstring; docs/how-calipers-computes.md §6). The
     smoothed grid values are computed by direct convolution here (every
     density value keeps full relative accuracy far from the data) and
     interpolated linearly to ``t``.

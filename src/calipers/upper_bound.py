@@ -129,7 +129,7 @@ def rbs(
 
     The square root of the Brier calibration upper bound ``U_BS`` (Gruber & Buettner (2022)
     Theorem 4.3, Example 4.4 and §4 "root calibration upper bound"; as coded in
-    its ``experiments.py``, docs/conventions.md §0 item 11 and §4.7). It bounds the
+    its ``experiments.py``, docs/how-calipers-computes.md §0 item 11 and §4.7). It bounds the
     L2 calibration error ``CE_2 = sqrt(E||E[Y | f(X)] - f(X)||^2)`` from above,
     and is a consistent, asymptotically unbiased estimate of ``sqrt(U_BS)``.
 

@@ -80,7 +80,7 @@ def smooth_reliability_diagram(
 
     Draws the curves of :func:`calipers.smooth_reliability` (Błasiok &
     Nakkiran 2023; reflected Gaussian kernel of bandwidth ``sigma``, relplot's
-    grid, docs/conventions.md §6): the kernel-smoothed accuracy
+    grid, docs/how-calipers-computes.md §6): the kernel-smoothed accuracy
     ``sum_i K(t, f_i) y_i / (sum_i K(t, f_i) + 1e-4)`` against the confidence
     ``t``, as a line whose width grows with the smoothed density of the
     confidences (:func:`smooth_linewidths`), the dashed diagonal, and the

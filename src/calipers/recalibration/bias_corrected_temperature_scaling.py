@@ -4,7 +4,7 @@ Alexandari, Kundaje and Shrikumar (2020), "Maximum likelihood with
 bias-corrected calibration is hard-to-beat at label shift adaptation" (ICML):
 temperature scaling plus one bias per class, fitted by the mean NLL with
 L-BFGS-B and the analytic gradient from ``T = 1, b = 0`` (their abstention
-package's ``TempScaling(bias_positions='all')``; docs/conventions.md §10).
+package's ``TempScaling(bias_positions='all')``; docs/how-calipers-computes.md §10).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``q = w0 softmax(z / t) + w1 softmax(z) + w2 / K``: a temperature-scaled
 prediction, the original one and the uniform distribution, mixed with weights
-on the probability simplex. Fitted as in the authors' code (docs/conventions.md
+on the probability simplex. Fitted as in the authors' code (docs/how-calipers-computes.md
 §10, Mix-n-Match ``ets_calibrate``): first t by the mean squared error, then
 the weights by the same mean squared error.
 """
@@ -29,7 +29,7 @@ class EnsembleTemperatureScaling(Recalibrator):
     """Ensemble temperature scaling (Zhang et al. 2020), Gruber & Buettner's (2022) ETS.
 
     Output ``q_i = w0 softmax(z_i / t) + w1 softmax(z_i) + w2 / K``. The fit
-    follows the reference code exactly (docs/conventions.md §10):
+    follows the reference code exactly (docs/how-calipers-computes.md §10):
 
     1. ``t`` minimises the mean squared error over all ``n K`` entries,
        ``mean_{i,k} (softmax(z_i / t)_k - [y_i = k])^2`` (the reference fits t by

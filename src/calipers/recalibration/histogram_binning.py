@@ -10,7 +10,7 @@ calibration scores in its bin. Two reductions of the multi-class problem:
     one binning per class ``k`` on the probability column ``p_k`` against the
     indicator ``1{y = k}``; the K values of a row are then divided by their sum
     (``renormalize=True``), as netcal's ``HistogramBinning`` does in Chidambaram & Ge (2024)
-    (docs/conventions.md §7.2 and §10, netcal ``HistogramBinning.py:155,279-280``).
+    (docs/how-calipers-computes.md §7.2 and §10, netcal ``HistogramBinning.py:155,279-280``).
     NN_calibration's ``HistogramBinning(M=15)`` (Gruber & Buettner (2022)) uses the same bins
     without the renormalisation.
 ``mode="top_label"``
@@ -24,7 +24,7 @@ calibration scores in its bin. Two reductions of the multi-class problem:
     class, with equal-mass bins).
 
 Empty bins: NN_calibration gives them the value 0, Kumar et al.'s
-``verified_calibration`` (and netcal 1.4) the bin midpoint (docs/conventions.md
+``verified_calibration`` (and netcal 1.4) the bin midpoint (docs/how-calipers-computes.md
 §10). calipers offers both (``empty="midpoint"``, the default, or ``empty="zero"``); the
 midpoint keeps a test score that falls in a bin never seen during fitting at
 roughly its own value instead of sending it to 0.

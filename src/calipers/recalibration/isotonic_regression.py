@@ -6,7 +6,7 @@ least squares to the pairs ``(p_ik, 1{y_i = k})`` of the calibration split
 :func:`scipy.optimize.isotonic_regression`); a test row becomes
 ``(g_1(p_1), ..., g_K(p_K))``, divided by its sum when ``renormalize=True``.
 This is the construction of netcal's ``IsotonicRegression`` and of
-robustness_metrics that Chidambaram & Ge (2024) Table 1 uses (docs/conventions.md §7.2, §10: one
+robustness_metrics that Chidambaram & Ge (2024) Table 1 uses (docs/how-calipers-computes.md §7.2, §10: one
 isotonic fit per class on the softmax columns, then rows renormalised).
 
 Fitting details (the scikit-learn ``IsotonicRegression`` conventions, which
@@ -21,7 +21,7 @@ used (scikit-learn's ``out_of_bounds="clip"``). scikit-learn merges scores
 closer than about 1e-15; calipers merges only exact ties.
 
 Popordanoska et al. (2024) fits a different variant (min-max-scaled scores, no
-renormalisation, outputs clamped to [1e-7, 1 - 1e-7]; docs/conventions.md §10);
+renormalisation, outputs clamped to [1e-7, 1 - 1e-7]; docs/how-calipers-computes.md §10);
 with ``renormalize=False`` this class gives the unscaled, unclamped version.
 Outputs can be exactly 0 on the true class, so the NLL can be infinite (seed
 000 Table 1 reports ``inf`` for IR).

@@ -83,7 +83,7 @@ class MatrixScaling(Recalibrator):
     b), the profiled objective is minimised, and the fitted (W, b) is moved to
     that penalty-minimising representative: the same minimiser of L, found in
     about as many iterations as without regularisation. Chidambaram & Ge's (2024) sharpcal fits the unregularised form with Adam
-    (docs/conventions.md §10); a convex objective, so both reach the same map up to
+    (docs/how-calipers-computes.md §10); a convex objective, so both reach the same map up to
     that optimiser's tolerance. Binary scores ``(n,)`` are read as the logits
     ``[0, z]``.
 

@@ -4,7 +4,7 @@ Chidambaram & Ge (2024) §3 ("mean replacement recalibration") and Gruber & Buet
 (``FlawedRecal``): the confidence of every prediction is replaced by the
 accuracy ``a`` measured on the calibration split; the predicted class gets
 ``a`` and each of the other ``K - 1`` classes gets ``(1 - a) / (K - 1)``
-(docs/conventions.md §7.2). The prediction itself (the arg-max) is kept whenever
+(docs/how-calipers-computes.md §7.2). The prediction itself (the arg-max) is kept whenever
 ``a > 1/K``.
 
 Why it is shipped: it drives every top-label calibration error (ECE, ACE,
@@ -13,7 +13,7 @@ throwing away all sharpness — every row has the same confidence — so proper
 scores (NLL, Brier) get much worse. The papers use it to show that a small
 calibration error alone says nothing about the quality of a recalibration.
 With test accuracy ``a_t`` the test scores have closed forms (Chidambaram & Ge (2024),
-docs/conventions.md §7.2)::
+docs/how-calipers-computes.md §7.2)::
 
     NLL   = -a_t log a - (1 - a_t) log((1 - a) / (K - 1))
     Brier = a_t (1 - a)^2 K / (K - 1) + (1 - a_t) [a^2 + (1 - b)^2 + (K - 2) b^2],

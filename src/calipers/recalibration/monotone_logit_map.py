@@ -4,7 +4,7 @@ The "diagonal" intra order-preserving family of Rahimi et al. (2020),
 "Intra order-preserving functions for calibration of multi-class neural
 networks" (NeurIPS), their DIAG method: one scalar, strictly increasing
 function applied to each logit of each row. Rahimi et al. parametrise phi by
-an unconstrained monotonic neural network (docs/conventions.md §10); calipers uses
+an unconstrained monotonic neural network (docs/how-calipers-computes.md §10); calipers uses
 a continuous piecewise-linear phi on a fixed grid of knots with positive
 slopes, which keeps the fit a convex problem.
 """

@@ -32,11 +32,11 @@ float64. The fitted T then agrees with a float64 computation to ~1e-6
 relative.
 
 With ``loss="brier"`` the Brier score is minimised over ``log T`` by a bounded
-Brent search instead (Popordanoska et al. (2024) and Chidambaram & Ge (2024) offer this option; docs/conventions.md
+Brent search instead (Popordanoska et al. (2024) and Chidambaram & Ge (2024) offer this option; docs/how-calipers-computes.md
 §10).
 
 References: Guo et al. (2017), "On calibration of modern neural networks";
-docs/conventions.md §10 lists how each seed fits T (LBFGS, BFGS, grids), all
+docs/how-calipers-computes.md §10 lists how each seed fits T (LBFGS, BFGS, grids), all
 minimising the same convex objective.
 """
 

@@ -2,7 +2,7 @@
 
 Guo et al. (2017) §4.2 ("vector scaling", the diagonal special case of matrix
 scaling); fitted here as in the abstention package of Alexandari et al. (2020)
-(docs/conventions.md §10): mean NLL, L-BFGS-B with the analytic gradient, start
+(docs/how-calipers-computes.md §10): mean NLL, L-BFGS-B with the analytic gradient, start
 ``w = 1, b = 0`` (the identity map), bounds ``w >= 0``, ``b`` free. Without the
 bias (``bias=False``) it is sharpcal's ``VectorScaler`` (Chidambaram & Ge (2024)).
 
@@ -187,7 +187,7 @@ class VectorScaling(Recalibrator):
         d NLL / d b_k = mean_i (q_ik - [y_i = k]),    q_i = softmax(w * z_i + b),
 
     from ``w = 1, b = 0`` (the identity), with bounds ``w >= 0`` as in the
-    abstention package (Alexandari et al. 2020; docs/conventions.md §10). The
+    abstention package (Alexandari et al. 2020; docs/how-calipers-computes.md §10). The
     optimiser works in standardised coordinates (each logit column centred
     and scaled by its weighted mean and standard deviation on the calibration
     split; without bias only scaled), a change of variables that leaves the
