@@ -54,3 +54,54 @@ def test_chunked_statistics_equal_one_pass_counts() -> None:
     np.testing.assert_array_equal(st.count, np.bincount(ids, minlength=15))
     np.testing.assert_allclose(st.sum_score, np.bincount(ids, p, 15), rtol=1e-12)
     np.testing.assert_array_equal(st.sum_target, np.bincount(ids, y.astype(float), 15))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("edge_rule", ["right", "left"])
+@pytest.mark.parametrize("B", [15, 10, 7])
+def test_chunked_bins_exact_at_and_beside_every_edge(dtype: type, edge_rule: str, B: int) -> None:
+    # every edge j/B in the dtype, and its neighbours one and two ulps away,
+    # scattered through a long input: the bin counts must be those of
+    # np.searchsorted on the dtype's edges (the definition), chunk by chunk.
+    rng = np.random.default_rng(11)
+    n = 200_003
+    p = rng.random(n).astype(dtype)
+    e = (np.arange(B + 1) / B).astype(dtype)
+    near = np.concatenate(
+        [
+            e,
+            np.nextafter(e, dtype(2)),
+            np.nextafter(e, dtype(-1)),
+            np.nextafter(np.nextafter(e, dtype(2)), dtype(2)),
+            np.nextafter(np.nextafter(e, dtype(-1)), dtype(-1)),
+        ]
+    )
+    near = near[(near >= 0) & (near <= 1)].astype(dtype)
+    pos = rng.choice(n, size=near.size * 20, replace=False)
+    p[pos] = np.tile(near, 20)
+    y = (rng.random(n) < p).astype(np.int64)
+    side = "left" if edge_rule == "right" else "right"
+    ids = np.searchsorted(e[1:-1], p, side=side)
+    est = cp.EqualWidth(B, edge_rule=edge_rule)
+    st = cp.binned_statistics(p, y, lens="binary", estimator=est)[0].stats
+    np.testing.assert_array_equal(st.count, np.bincount(ids, minlength=B))
+    np.testing.assert_array_equal(st.sum_target, np.bincount(ids, y.astype(float), B))
+    np.testing.assert_allclose(st.sum_score, np.bincount(ids, p.astype(np.float64), B), rtol=1e-9)
+
+
+def test_chunked_path_unvalidated_scores_outside_unit_interval_are_clipped() -> None:
+    # validate=False promises nothing about the range; scores outside [0, 1]
+    # go to the end bins, as np.clip of searchsorted ids does, in every chunk.
+    rng = np.random.default_rng(5)
+    n = 150_000
+    p = rng.random(n)
+    p[::997] = -0.7
+    p[5::1009] = 1.6
+    p[7::1013] = -0.01
+    y = (rng.random(n) < 0.5).astype(np.int64)
+    ids = np.clip(np.searchsorted(np.arange(1, 15) / 15, p, side="left"), 0, 14)
+    W = np.bincount(ids, minlength=15)
+    expected = np.abs(np.bincount(ids, p, 15) - np.bincount(ids, y.astype(float), 15)).sum() / n
+    got = cp.calibration_error(p, y, lens="binary", validate=False)
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert W.sum() == n

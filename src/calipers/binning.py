@@ -39,6 +39,7 @@ Each scheme has ``assign(scores, weights) -> (bin_ids, n_bins)``.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -263,6 +264,14 @@ def equal_width_edges(n_bins: int, dtype: Any = np.float64) -> np.ndarray:
     return e.astype(dtype)
 
 
+@functools.lru_cache(maxsize=64)
+def _fast_edges(n_bins: int, dtype: np.dtype) -> tuple[np.ndarray, float]:
+    """Interior edges in ``dtype`` and the near-edge tolerance of the fast path (cached)."""
+    e = equal_width_edges(n_bins, dtype)[1:-1]
+    e.setflags(write=False)
+    return e, 8 * float(np.finfo(dtype).eps) * n_bins
+
+
 def _searchsorted(edges: np.ndarray, x: Array, side: Literal["left", "right"]) -> Array:
     """``np.searchsorted(edges, x)`` in the namespace of ``x``.
 
@@ -362,27 +371,46 @@ class EqualWidth:
         equal_width_edges(self.n_bins)
         _edge_rule(self.edge_rule)
 
-    def _assign_1d(self, s: Array) -> Array:
+    def _assign_1d(
+        self,
+        s: Array,
+        buffers: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        clip: bool = True,
+    ) -> Array:
         B = int(self.n_bins)
-        e = equal_width_edges(B, _np_dtype(s))[1:-1]
         side: Literal["left", "right"] = "left" if self.edge_rule == "right" else "right"
         if is_torch(s) or s.dtype.kind != "f" or s.size < 4096:
-            return _searchsorted(e, s, side)
+            return _searchsorted(equal_width_edges(B, _np_dtype(s))[1:-1], s, side)
+        e, tol = _fast_edges(B, s.dtype)
         # Fast exact path: away from the edges floor(s * B) is the bin under
         # either rule (rounding is monotone and integers are representable, so
         # a product strictly between k and k + 1 means s is strictly between the
-        # edges). Products within a few ulps of an integer are re-binned by an
-        # exact comparison with the dtype's edges.
-        t = s * s.dtype.type(B)
-        ids = t.astype(np.intp)  # truncation == floor for t >= 0
-        t -= ids  # the fractional part, in place
-        t -= 0.5
-        np.abs(t, out=t)  # |frac - 1/2| > 1/2 - tol  <=>  frac < tol or frac > 1 - tol
-        tol = 8 * float(np.finfo(s.dtype).eps) * B
-        np.clip(ids, 0, B - 1, out=ids)
-        near = np.flatnonzero(t > 0.5 - tol)
-        if near.size:
-            ids[near] = np.searchsorted(e, s[near], side=side)
+        # edges). With u = s * B + tol, a product within tol of an integer has
+        # frac(u) < 2 tol; those few scores are re-binned by an exact comparison
+        # with the dtype's edges, every other one is in bin floor(u).
+        # ``buffers`` (two float arrays of the scores' dtype and an intp array,
+        # each at least as long as ``s``) save the allocations when a caller
+        # bins many chunks; the ids returned are then a view of the intp buffer.
+        # ``clip=False`` leaves an id outside [0, B - 1] for a score outside
+        # [0, 1] that is not within tol of 0 or 1 (for callers that detect it).
+        m = s.shape[0]
+        if buffers is None:
+            u = s * s.dtype.type(B)
+            f = np.empty_like(u)
+            ids = np.empty(m, dtype=np.intp)
+        else:
+            u = np.multiply(s, s.dtype.type(B), out=buffers[0][:m])
+            f, ids = buffers[1][:m], buffers[2][:m]
+        u += s.dtype.type(tol)
+        np.floor(u, out=f)
+        u -= f  # frac(u), exact (Sterbenz)
+        ids[...] = f
+        if clip:
+            np.clip(ids, 0, B - 1, out=ids)
+        near = u < s.dtype.type(2 * tol)
+        if near.any():
+            k = np.flatnonzero(near)
+            ids[k] = np.searchsorted(e, s[k], side=side)
         return ids
 
     def assign(self, scores: Array, weights: Array | None = None) -> tuple[Array, int]:

@@ -133,24 +133,50 @@ def _binary_chunked_stats(s: np.ndarray, t: np.ndarray, estimator: Binning) -> B
 
     ``bincount(2 * bin + target)`` counts the rows with target 0 and 1 of every
     bin at once (an integer histogram, cheaper than a weighted one), so a chunk
-    costs its binning, one integer and one weighted bincount (the scores).
+    costs its binning, one integer and one weighted bincount (the scores). An
+    :class:`~calipers.binning.EqualWidth` estimator bins every chunk into the
+    same two buffers (no allocation per chunk).
     """
-    nb = 0
-    pairs = np.zeros(0, dtype=np.int64)
-    sum_score = np.zeros(0)
+    nb = int(getattr(estimator, "n_bins", 0))
+    buffers = None
+    equal_width = estimator if isinstance(estimator, EqualWidth) else None
+    if equal_width is not None and s.dtype.kind == "f":
+        m = min(_CHUNK, s.shape[0])
+        buffers = (
+            np.empty(m, dtype=s.dtype),
+            np.empty(m, dtype=s.dtype),
+            np.empty(m, dtype=np.intp),
+        )
+    pairs = np.zeros(2 * nb, dtype=np.int64)
+    sum_score = np.zeros(nb)
     for i in range(0, s.shape[0], _CHUNK):
-        j = slice(i, i + _CHUNK)
-        ids, nb = estimator.assign(s[j], None)
-        ids2 = ids * 2
-        ids2 += t[j]
-        c = np.bincount(ids2, minlength=2 * nb)
-        f = np.bincount(ids, weights=s[j], minlength=nb)
-        if pairs.shape[0] != c.shape[0]:
-            pairs = np.zeros(c.shape[0], dtype=np.int64)
-            sum_score = np.zeros(nb)
-        pairs += c
+        sj = s[i : i + _CHUNK]
+        f: np.ndarray
+        if equal_width is not None and buffers is not None:
+            # unclipped ids: a score outside [0, 1] gives a negative id (bincount
+            # refuses it) or one >= nb (a longer histogram); such a chunk is
+            # binned again with clipping, as the general path does.
+            ids = equal_width._assign_1d(sj, buffers, clip=False)
+            try:
+                f = np.bincount(ids, weights=sj, minlength=nb)
+            except ValueError:
+                f = np.zeros(0)
+            if f.shape[0] != nb:
+                ids = equal_width._assign_1d(sj)
+                f = np.bincount(ids, weights=sj, minlength=nb)
+            ids *= 2  # the intp buffer (or a fresh array), ours to overwrite
+        else:
+            ids, nb_j = estimator.assign(sj, None)
+            if nb_j != nb:  # an estimator without a fixed bin count
+                nb = nb_j
+                pairs.resize(2 * nb, refcheck=False)
+                sum_score.resize(nb, refcheck=False)
+            f = np.bincount(ids, weights=sj, minlength=nb)
+            ids = ids * 2
         sum_score += f
-    per_target = pairs[: 2 * nb].reshape(nb, 2)
+        ids += t[i : i + _CHUNK]
+        pairs += np.bincount(ids, minlength=2 * nb)
+    per_target = pairs.reshape(nb, 2)
     count = per_target.sum(axis=1).astype(np.float64)
     sum_target = per_target[:, 1].astype(np.float64)
     return BinStatistics(count, count, sum_score, sum_target, sum_target.copy())
