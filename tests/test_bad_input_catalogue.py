@@ -93,7 +93,7 @@ def _bad_inputs() -> dict[str, tuple[Any, Any, dict[str, Any], str]]:
         "fractional label": (p, y_frac, {}, r"labels must be integers"),
         "labels too short": (p, y[:-1], {}, r"labels has 39 entries"),
         "labels None": (p, None, {}, r"labels"),
-        "string labels": (p, y.astype(str), {}, r"labels must be"),
+        "string labels": (p, y.astype(str), {}, r"labels are not class indices.*pass classes="),
         "string probabilities": (p.astype(str), y, {}, r"numeric|dtype"),
         "complex probabilities": (p.astype(complex), y, {}, r"real"),
         "object probabilities": (

@@ -131,7 +131,7 @@ def bad_labels(kind: str) -> list[Bad]:
     k = 2 if kind == "binary" else K
     return [
         Bad("no labels", "labels", None, r"needs labels", same_as_metrics=False),
-        Bad("strings", "labels", y.astype(str), r"labels must be integers or booleans"),
+        Bad("strings", "labels", y.astype(str), r"labels are not class indices.*pass classes="),
         Bad("fractional", "labels", y + 0.5, r"labels must be integers; found \d\.5 at row 0"),
         Bad("NaN", "labels", _with(y, 2, np.nan), r"labels must be integers; found nan"),
         Bad("out of range", "labels", _with(y, 2, k).astype(int), rf"in \[0, {k}\); found {k}"),

@@ -247,9 +247,9 @@ def test_one_hot_with_fractions_rejected() -> None:
         check_predictions(P3, Y)
 
 
-def test_string_labels_rejected() -> None:
+def test_string_labels_without_classes_ask_for_classes() -> None:
     with pytest.raises(
-        CalibrationInputError, match=r"labels must be integers or booleans; got dtype"
+        CalibrationInputError, match=r"labels are not class indices .*'a' at row 0.*pass classes="
     ):
         check_predictions(P2, np.array(["a", "b", "a"]))
 

@@ -112,6 +112,10 @@ class Predictions:
         The logits the probabilities were derived from, when given.
     n_classes : int
         Number of classes ``k`` (2 for binary input).
+    classes : numpy.ndarray or None
+        The class of each probability column (for binary input: the negative
+        and the positive class) when labels were given with ``classes=``;
+        None for integer labels read as column indices.
 
     Examples
     --------
@@ -128,6 +132,7 @@ class Predictions:
     logits: Array | None
     n_classes: int
     _top: tuple[Array, Array] | None = field(default=None, repr=False, compare=False)
+    classes: np.ndarray | None = field(default=None, compare=False)
 
     def top_label(self) -> tuple[Array, Array]:
         """Predicted class and its probability (the confidence) for every row.
@@ -514,11 +519,115 @@ def _sigmoid(z: Array) -> Array:
     return expit(z)
 
 
-def _check_labels(labels: Any, n: int, k: int, binary: bool, like: Array) -> Array:
-    y = _as_array(labels, "labels")
+def resolve_classes(classes: Any, k: int | None = None) -> np.ndarray:
+    """The classes of the probability columns, as a 1-D NumPy array.
+
+    ``classes`` is an array-like of distinct labels, in the order of the
+    columns of ``probs`` (for 1-D ``probs``: ``[negative, positive]``), or an
+    object with a ``classes_`` attribute (a fitted scikit-learn classifier,
+    whose ``predict_proba`` columns follow ``classes_``). ``k``, when given, is
+    the number of columns the classes must name.
+
+    Examples
+    --------
+    >>> from calipers.validation import resolve_classes
+    >>> resolve_classes(["cat", "dog", "emu"]).tolist()
+    ['cat', 'dog', 'emu']
+    >>> resolve_classes(["cat", "cat"])
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: classes must be distinct; 'cat' appears at positions 0 and 1
+    """
+    if hasattr(classes, "classes_") and not isinstance(classes, np.ndarray):
+        classes = classes.classes_
+    if is_torch(classes):
+        classes = classes.detach().cpu().numpy()
+    try:
+        c = np.asarray(classes)
+    except (TypeError, ValueError) as exc:
+        raise _err(f"classes could not be converted to an array: {exc}") from None
+    if c.ndim != 1:
+        raise _err(f"classes must be a 1-D list of labels; got shape {c.shape}")
+    if c.shape[0] < 2:
+        raise _err(f"classes must name at least 2 classes; got {c.tolist()!r}")
+    if k is not None and c.shape[0] != k:
+        what = (
+            "1-D probs (P(y = 1)) need 2: [negative, positive]"
+            if k == 2
+            else f"probs has {k} columns"
+        )
+        raise _err(f"classes names {c.shape[0]} classes, but {what}")
+    seen: dict[Any, int] = {}
+    for i, v in enumerate(c.tolist()):
+        j = seen.setdefault(v, i)
+        if j != i:
+            raise _err(f"classes must be distinct; {v!r} appears at positions {j} and {i}")
+    return c
+
+
+def _encode_labels(yn: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Positions in ``c`` of the labels ``yn`` (int64); an unknown label raises.
+
+    Vectorised (a binary search in the sorted classes) where labels and
+    classes compare as arrays; a dictionary lookup otherwise (mixed types).
+    """
+    try:
+        order = np.argsort(c, kind="stable")
+        cs = c[order]
+        pos = np.minimum(np.searchsorted(cs, yn), c.shape[0] - 1)
+        found = np.asarray(cs[pos] == yn, dtype=bool)
+        if found.shape == yn.shape and found.all():
+            return order[pos].astype(np.int64)
+    except (TypeError, ValueError):
+        pass
+    index = {v: i for i, v in enumerate(c.tolist())}
+    values = yn.tolist()
+    out = np.empty(len(values), dtype=np.int64)
+    for r, v in enumerate(values):
+        try:
+            out[r] = index[v]
+        except (KeyError, TypeError):
+            shown = c.tolist() if c.shape[0] <= 10 else [*c[:10].tolist(), "..."]
+            raise _err(
+                f"labels contain {v!r} at row {r}, which is not one of classes {shown}"
+            ) from None
+    return out
+
+
+def _label_array(labels: Any) -> Array:
+    """``labels`` as an array; 1-D object arrays (e.g. pandas string columns) are kept."""
+    if is_torch(labels):
+        return labels
+    if hasattr(labels, "__array_namespace__") and not isinstance(labels, np.ndarray):
+        labels = np.asarray(labels)
+    try:
+        arr = np.asarray(labels)
+    except (TypeError, ValueError) as exc:
+        raise _err(f"labels could not be converted to an array: {exc}") from None
+    if arr.dtype == object and arr.ndim != 1:
+        raise _err("labels must be a 1-D array; got an array of Python objects (ragged input?)")
+    return arr
+
+
+def _check_labels(
+    labels: Any, n: int, k: int, binary: bool, like: Array, classes: Any = None
+) -> Array:
+    y = _label_array(labels)
     if is_torch(y) and not is_torch(like):
         y = y.detach().cpu().numpy()
     yn = _np(y)
+    if classes is not None and yn.ndim == 1:
+        if yn.shape[0] != n:
+            raise _err(f"labels has {yn.shape[0]} entries but probs has {n} rows")
+        yn = _encode_labels(yn, resolve_classes(classes, k))
+        y = yn
+    elif yn.dtype.kind in "OUSMm":
+        example = yn.reshape(-1)[0].item() if yn.size else None
+        raise _err(
+            f"labels are not class indices (dtype {yn.dtype}, e.g. {example!r} at row 0); "
+            "pass classes=[...], the class of each column of probs in order (for 1-D probs: "
+            "[negative, positive]; for a scikit-learn model: classes=model.classes_)"
+        )
     if yn.ndim == 2 and yn.shape[1] == k and yn.shape[0] == n and k >= 2:
         # one-hot labels
         if not np.all((yn == 0) | (yn == 1)):
@@ -720,6 +829,7 @@ def check_predictions(
     clip: bool = False,
     sum_tol: float | None = None,
     validate: bool = True,
+    classes: Any = None,
 ) -> Predictions:
     """Validate predictions and labels and return them in internal form.
 
@@ -731,7 +841,8 @@ def check_predictions(
         :class:`Predictions` is returned unchanged (``labels`` must then be
         None).
     labels : array-like or tensor, shape (n,) or (n, k)
-        Integer class indices in ``[0, k)``, booleans (binary), or one-hot rows.
+        Integer class indices in ``[0, k)``, booleans (binary), or one-hot
+        rows; with ``classes``, any labels (strings, other integers).
     logits : bool, default False
         Interpret ``probs`` as logits; probabilities are computed with a
         numerically stable softmax (sigmoid for 1-D input) and the logits kept.
@@ -755,6 +866,12 @@ def check_predictions(
         Set to False only for trusted inputs: skips the value checks on
         ``probs`` (shapes and labels are still checked). Used by the
         ``validate=False`` fast path of every metric.
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (for 1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``). Labels are then read as members of ``classes`` (strings,
+        any integers) and become column indices; a label not in ``classes``
+        raises. Without ``classes``, labels must be column indices.
 
     Returns
     -------
@@ -838,10 +955,16 @@ def check_predictions(
     top = None
     if validate and not logits:
         top = _fast_check_probs(x, sum_tol, rounding_eps)
-    y = _check_labels(labels, n, k, binary, x)
+    y = _check_labels(labels, n, k, binary, x, classes)
     w = _check_weight(sample_weight, n, x)
     return Predictions(
-        probs=x, labels=y, sample_weight=w, logits=kept_logits, n_classes=k, _top=top
+        probs=x,
+        labels=y,
+        sample_weight=w,
+        logits=kept_logits,
+        n_classes=k,
+        _top=top,
+        classes=None if classes is None else resolve_classes(classes, k),
     )
 
 
