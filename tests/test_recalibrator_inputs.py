@@ -111,10 +111,11 @@ def bad_scores(kind: str, told: bool | None) -> list[Bad]:
         Bad("object array", "scores", s.astype(object), r"Python objects"),
         Bad("None", "scores", None, r"Python objects"),
         Bad("ragged list", "scores", [[0.2, 0.8], [1.0]], r"could not be converted"),
-        Bad("3-D", "scores", s.reshape(s.shape + (1,)), r"shape"),
+        Bad("3-D", "scores", s.reshape(N, -1, 1), r"shape"),
         Bad("scalar", "scores", np.float64(0.5), r"shape"),
         Bad("empty", "scores", s[:0], r"empty"),
-        Bad("one column", "scores", s.reshape(N, -1)[:, :1], r"1 column"),
+        # one column (n, 1) is valid: binary scores of class 1 (test_sklearn.py)
+        Bad("no column", "scores", s.reshape(N, -1)[:, :0], r"0 column"),
         Bad("NaN", "scores", _with(s, at, np.nan), r"nan"),
         Bad("+inf", "scores", _with(s, at, np.inf), r"inf"),
         Bad("-inf", "scores", _with(s, at, -np.inf), r"inf"),
@@ -129,9 +130,20 @@ def bad_scores(kind: str, told: bool | None) -> list[Bad]:
 def bad_labels(kind: str) -> list[Bad]:
     _, y = DATA[kind]
     k = 2 if kind == "binary" else K
+    # string labels name the columns in sorted order when there is one per column (valid
+    # input, tested in test_sklearn.py); otherwise the recalibrators ask for classes=, and
+    # the metrics (which never infer classes) refuse strings with another message
+    other = 3 if kind == "binary" else 2
+    names = np.array(["ant", "bee", "cat"])[np.arange(N) % other]
     return [
         Bad("no labels", "labels", None, r"needs labels", same_as_metrics=False),
-        Bad("strings", "labels", y.astype(str), r"labels are not class indices.*pass classes="),
+        Bad(
+            f"{other} string classes for {k} columns",
+            "labels",
+            names,
+            rf"labels name {other} classes .*Pass classes=",
+            same_as_metrics=False,
+        ),
         Bad("fractional", "labels", y + 0.5, r"labels must be integers; found \d\.5 at row 0"),
         Bad("NaN", "labels", _with(y, 2, np.nan), r"labels must be integers; found nan"),
         Bad("out of range", "labels", _with(y, 2, k).astype(int), rf"in \[0, {k}\); found {k}"),
@@ -302,6 +314,12 @@ def test_every_bad_input_gives_the_metrics_verdict(name: str, kind: str) -> None
 # ----------------------------------------------------------------------------- accepted inputs
 
 
+try:
+    import torch as _torch
+except ImportError:  # pragma: no cover - torch is installed for the tests
+    _torch = None
+
+
 def _cases_the_metrics_accept(kind: str) -> dict[str, tuple[Any, bool]]:
     """Scores in dtypes the metrics accept: (scores, logits)."""
     z, _ = DATA[kind]
@@ -331,14 +349,23 @@ def test_low_precision_scores_accepted_where_the_metrics_accept_them(name: str, 
             low = cls().fit(s, y, logits=told)
             # what the validation layer makes of the same input, passed on as it is
             via = cls().fit(cp.check_predictions(s, y, logits=told), None)
-        q = low.predict_proba(s, logits=told)
+        # the float64 probabilities, and what predict_proba returns: the same values in the
+        # input's array type and floating dtype (a tensor of the tensor's dtype)
+        q, _ = low._predict_all(s, told)
+        out = low.predict_proba(s, logits=told)
+        if isinstance(s, np.ndarray):
+            assert out.dtype == np.float64
+            np.testing.assert_array_equal(out, q, what)
+        else:
+            assert out.dtype == s.dtype and out.device == s.device, what
+            assert out.equal(_torch.from_numpy(q).to(s.dtype)), what
         assert np.all(np.isfinite(q)), what
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             oof = cross_val_predict_proba(cls(), s, y, logits=told, n_splits=2)
         assert oof.shape == q.shape and np.all(np.isfinite(oof)), what
         P = cp.check_predictions(s, np.zeros(N, dtype=np.int64), logits=told)
-        np.testing.assert_array_equal(q, via.predict_proba(P), what)
+        np.testing.assert_array_equal(q, via._predict_all(P, None)[0], what)
         if told:  # logits keep their values: the fit on the same numbers in float32
             f32 = s.float().numpy() if hasattr(s, "float") else s.astype(np.float32)
             if cls.input == "logits":

@@ -92,12 +92,14 @@ from .recalibration import (
     MeanReplacement,
     MonotoneLogitMap,
     PlattScaling,
+    RecalibratedClassifier,
     Recalibrator,
     TemperatureScaling,
     VectorScaling,
     calibration_split,
     load_recalibrator,
 )
+from .reliability_table import reliability_table
 from .report import Report, report
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
@@ -195,6 +197,7 @@ __all__ = [
     "corp_decomposition",
     # recalibration
     "Recalibrator",
+    "RecalibratedClassifier",
     "TemperatureScaling",
     "VectorScaling",
     "MatrixScaling",
@@ -220,6 +223,7 @@ __all__ = [
     # reports
     "report",
     "Report",
+    "reliability_table",
     # validation
     "check_predictions",
     "Predictions",

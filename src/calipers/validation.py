@@ -209,6 +209,11 @@ def _loc(idx: tuple[int, ...]) -> str:
 def _as_array(x: Any, name: str) -> Array:
     if is_torch(x):
         return x
+    if hasattr(x, "toarray") and hasattr(x, "nnz"):  # scipy.sparse (imported by the caller)
+        raise _err(
+            f"{name} is a sparse {type(x).__name__}; sparse input is not supported: pass a "
+            "dense array (x.toarray())"
+        )
     if hasattr(x, "__array_namespace__") and not isinstance(x, np.ndarray):
         x = np.asarray(x)
     try:
@@ -241,7 +246,8 @@ def _to_float(x: Array, name: str) -> Array:
         return x
     if kind in "iub":
         return x.astype(np.float64)
-    raise _err(f"{name} must be a real numeric array; got dtype {x.dtype}")
+    complex_ = " (Complex data not supported)" if kind == "c" else ""
+    raise _err(f"{name} must be a real numeric array; got dtype {x.dtype}{complex_}")
 
 
 def _np(x: Array) -> np.ndarray:
@@ -705,7 +711,10 @@ def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
         raise _err(f"sample_weight must be non-negative; found {wn[i].item()!r} at row {i}")
     wmax = float(wn.max()) if n else 0.0
     if not wmax > 0:
-        raise _err("sample_weight sums to 0; at least one sample needs a positive weight")
+        raise _err(
+            "sample_weight sums to 0 (every weight is zero); at least one sample needs a "
+            "positive weight"
+        )
     wn = _rescale_weights(wn, wmax)
     if is_torch(like):
         import torch

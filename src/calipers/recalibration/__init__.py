@@ -2,12 +2,15 @@
 
 Every method: ``fit(scores, labels)`` on a calibration split, then
 ``predict_proba(scores)``; declares ``accuracy_preserving`` and ``injective``;
-saves to and loads from JSON (no pickle).
+saves to and loads from JSON (no pickle); is a scikit-learn classifier of
+scores (``classes_``, ``score``, ``__sklearn_tags__``: ``GridSearchCV`` and
+``cross_val_score`` work on (scores, labels)). :class:`RecalibratedClassifier`
+puts a method on top of any fitted classifier (docs/scikit-learn.md).
 """
 
 from __future__ import annotations
 
-from .base import Recalibrator, load_recalibrator, register
+from .base import NotFittedError, Recalibrator, load_recalibrator, register
 from .beta_calibration import BetaCalibration
 from .bias_corrected_temperature_scaling import BiasCorrectedTemperatureScaling
 from .ensemble_temperature_scaling import EnsembleTemperatureScaling
@@ -17,6 +20,7 @@ from .matrix_scaling import MatrixScaling
 from .mean_replacement import MeanReplacement
 from .monotone_logit_map import MonotoneLogitMap
 from .platt_scaling import PlattScaling
+from .recalibrated_classifier import RecalibratedClassifier
 from .split import (
     CalibrationSplit,
     calibration_split,
@@ -30,6 +34,8 @@ from .vector_scaling import VectorScaling
 
 __all__ = [
     "Recalibrator",
+    "RecalibratedClassifier",
+    "NotFittedError",
     "load_recalibrator",
     "register",
     "TemperatureScaling",

@@ -44,6 +44,7 @@ __all__ = [
     "OneOf",
     "Array",
     "ArrayList",
+    "Labels",
     "check_fields",
     "parse_document",
 ]
@@ -311,7 +312,46 @@ class ArrayList:
                 raise _Bad("ordered")
 
 
-Field = Real | Integer | Flag | OneOf | Array | ArrayList
+@dataclass(frozen=True)
+class Labels:
+    """The class labels of the probability columns (``classes_``), one per class.
+
+    A list of ``length`` distinct labels of one JSON type: all strings, all
+    integers, all booleans or all finite numbers (``length`` names an integer
+    field, ``n_classes_``). A live object holds them as a 1-D NumPy array; the
+    document as a plain JSON list.
+    """
+
+    length: str = "n_classes_"
+
+    def rule(self) -> str:
+        return f"a list of {self.length} distinct labels of one type (strings or integers)"
+
+    def coerce(self, v: Any, ctx: Values) -> np.ndarray:
+        n = int(ctx[self.length])
+        if isinstance(v, np.ndarray) and v.ndim == 1:
+            v = v.tolist()
+        if not isinstance(v, (list, tuple)):
+            raise _Bad(f"{self.rule()}; got {_show(v)}")
+        if len(v) != n:
+            raise _Bad(f"{self.rule()}: {n} labels; got {len(v)}")
+        kinds = {type(x) for x in v}
+        if len(kinds) != 1 or not kinds <= {str, int, bool, float}:
+            odd = sorted({k.__name__ for k in kinds})
+            raise _Bad(f"{self.rule()}; got labels of types {odd}")
+        if float in kinds and not all(math.isfinite(x) for x in v):
+            raise _Bad(f"{self.rule()}; got a non-finite label")
+        if int in kinds and any(abs(x) >= 2**63 for x in v):
+            raise _Bad(f"{self.rule()}; got an integer beyond 64 bits")
+        seen: dict[Any, int] = {}
+        for i, x in enumerate(v):
+            j = seen.setdefault(x, i)
+            if j != i:
+                raise _Bad(f"{self.rule()}; label {_show(x)} appears at positions {j} and {i}")
+        return np.asarray(list(v))
+
+
+Field = Real | Integer | Flag | OneOf | Array | ArrayList | Labels
 
 
 @dataclass(frozen=True)

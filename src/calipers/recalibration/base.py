@@ -70,8 +70,38 @@ new class probabilities::
   still loads) and are read within limits (:data:`MAX_DOCUMENT_BYTES` = 64 MiB,
   :data:`MAX_DEPTH` = 32 levels of nesting). See :func:`load_recalibrator`.
 
-Binary problems: scores of shape ``(n,)`` hold the logit (or probability) of
-class 1, and ``predict_proba`` returns ``(n,)`` probabilities of class 1.
+* Labels as users have them: ``fit(..., classes=None)``. Without ``classes``,
+  numbers and booleans are column indices ``0 .. k-1`` (``classes_`` is
+  ``[0, 1, ..., k-1]``) and labels that are not numbers (strings, Python
+  objects) name the classes in sorted order (``numpy.unique``), which must be
+  exactly ``k`` (binary: 2), else a message asks for ``classes=``. ``classes``
+  lists the class of each column in order (binary: ``[negative, positive]``)
+  or is a fitted classifier (its ``classes_``). ``predict`` returns members of
+  ``classes_``; files store ``classes_`` (and ``n_features_in_``) only where
+  they differ from the default, so files of fits on column indices are as
+  before and older files load.
+* Arrays back as they came: ``predict_proba`` of a torch tensor is a tensor on
+  the same device, of the tensor's floating dtype (float64 for integer
+  tensors); of anything else a NumPy float64 array. The arithmetic is float64.
+* scikit-learn: every recalibrator is a scikit-learn classifier of scores,
+  without inheriting from scikit-learn (``import calipers`` never imports it):
+  ``__sklearn_tags__`` (scikit-learn is imported there, when its tools ask),
+  ``_estimator_type = "classifier"``, ``classes_``, ``n_features_in_``,
+  ``__sklearn_is_fitted__``, :class:`NotFittedError` before ``fit``, and
+  ``score(X, y, sample_weight=None)``, the mean log-likelihood (minus the NLL,
+  the log score; greater is better), so that ``clone``, ``GridSearchCV`` and
+  ``cross_val_score`` work on (scores, labels). A single column ``(n, 1)``
+  (scikit-learn's matrix of one feature) holds binary scores of class 1 and
+  ``predict_proba`` then returns ``(n, 2)`` = ``[1 - p, p]``, as scikit-learn's
+  classifiers do; scikit-learn's probability scorers (``"neg_log_loss"``,
+  ``"roc_auc"``) read two columns, so binary scores go to them as ``p[:, None]``
+  (``(n,)`` in gives ``(n,)`` out). See docs/scikit-learn.md, and
+  :class:`calipers.RecalibratedClassifier` for a recalibrator on top of a
+  fitted classifier.
+
+Binary problems: scores of shape ``(n,)`` (or ``(n, 1)``) hold the logit (or
+probability) of class 1, and ``predict_proba`` returns ``(n,)`` probabilities of
+class 1 (``(n, 2)`` for ``(n, 1)`` scores).
 """
 
 from __future__ import annotations
@@ -80,11 +110,14 @@ import inspect
 import json
 import math
 import os
+import sys
 import tempfile
-from typing import Any, ClassVar, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
+from .._backend import is_torch
 from ..validation import (
     CalibrationInputError,
     Predictions,
@@ -93,10 +126,12 @@ from ..validation import (
     _check_weight,
     _eps,
     _first_true,
+    _label_array,
     _np,
     _read_kind,
     _sigmoid,
     check_predictions,
+    resolve_classes,
 )
 from ..validation import _softmax as _softmax_rows
 from ._schema import (
@@ -106,6 +141,7 @@ from ._schema import (
     READABLE_FORMATS,
     Flag,
     Integer,
+    Labels,
     OneOf,
     Schema,
     _show,
@@ -117,6 +153,7 @@ from ._schema import (
 
 __all__ = [
     "Recalibrator",
+    "NotFittedError",
     "load_recalibrator",
     "register",
     "MAX_DOCUMENT_BYTES",
@@ -135,6 +172,63 @@ COMMON_STATE: dict[str, Any] = {
     "input_kind_": OneOf(("logits", "probs")),
     "input_detected_": Flag(),
 }
+
+#: Fitted fields a document holds only where they differ from their default (so that
+#: the files of fits on column indices stay as they were, and older files load):
+#: ``classes_`` (default ``[0, 1, ..., k-1]``) and ``n_features_in_`` (default 1 for
+#: binary scores, ``n_classes_`` otherwise).
+OPTIONAL_STATE: dict[str, Any] = {
+    "classes_": Labels(),
+    "n_features_in_": Integer(lo=1),
+}
+#: Where the live object keeps them (``classes_`` and ``n_features_in_`` are properties).
+_PRIVATE_STATE = {"classes_": "_classes", "n_features_in_": "_n_features_in"}
+
+
+def _n_features_consistent(v: Mapping[str, Any]) -> str | None:
+    """``n_features_in_`` is 1 or 2 for binary scores, ``n_classes_`` otherwise."""
+    if "n_features_in_" not in v:
+        return None
+    n, k = v["n_features_in_"], v["n_classes_"]
+    if n == k or (k == 2 and n == 1):
+        return None
+    allowed = "1 or 2 (binary scores)" if k == 2 else f"{k} (field 'n_classes_')"
+    return f"field 'n_features_in_' must be {allowed}; got {n}"
+
+
+class NotFittedError(CalibrationInputError, AttributeError):
+    """A recalibrator used before ``fit``.
+
+    A :class:`~calipers.validation.CalibrationInputError` (a ``ValueError``)
+    and an ``AttributeError``, as scikit-learn's ``NotFittedError``: so
+    ``hasattr(rc, "classes_")`` is False before ``fit``. Once scikit-learn has
+    been imported (by the caller: calipers never imports it), the error raised
+    is also an instance of ``sklearn.exceptions.NotFittedError``, which
+    scikit-learn's tools catch.
+    """
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (_not_fitted, (str(self),))
+
+
+_NOT_FITTED: dict[type, type] = {}
+
+
+def _not_fitted(message: str) -> NotFittedError:
+    """A :class:`NotFittedError`, also scikit-learn's when scikit-learn is imported."""
+    sk = sys.modules.get("sklearn.exceptions")
+    sk_error = getattr(sk, "NotFittedError", None)
+    if not (isinstance(sk_error, type) and issubclass(sk_error, Exception)):
+        return NotFittedError(message)
+    cls = _NOT_FITTED.get(sk_error)
+    if cls is None:
+        cls = _NOT_FITTED[sk_error] = type(
+            "NotFittedError", (NotFittedError, sk_error), {"__module__": __name__}
+        )
+    err = cls(message)
+    assert isinstance(err, NotFittedError)
+    return err
+
 
 _REGISTRY: dict[str, type[Recalibrator]] = {}
 
@@ -252,6 +346,83 @@ def _check_magnitude(S: np.ndarray, lo: float, hi: float, name: str) -> None:
         )
 
 
+class _Read(NamedTuple):
+    """What :meth:`Recalibrator._read_all` makes of its inputs."""
+
+    S: np.ndarray  # scores of the method's natural kind, float32/float64 NumPy
+    y: np.ndarray | None  # labels as column indices (int64)
+    w: np.ndarray | None  # weights (float64)
+    kind: str  # "logits" or "probs": what the scores were read as
+    detected: bool  # read from the values (not told)
+    classes: np.ndarray | None  # the labels' classes, in column order (None: column indices)
+    n_features: int  # columns of the scores as given (1 for (n,) and (n, 1))
+    column: bool  # the scores were one column (n, 1): predict_proba returns (n, 2)
+    like: Any  # the torch tensor given (None for NumPy input): the output follows it
+
+
+def _torch_like(x: Any) -> Any:
+    """``x`` when it is a torch tensor (the output then follows it), else None."""
+    return x if is_torch(x) else None
+
+
+def _label_classes(labels: Any, k: int, classes: Any) -> np.ndarray | None:
+    """The classes that ``labels`` name, in column order; None when they are column indices.
+
+    ``classes`` given: :func:`calipers.validation.resolve_classes` (a list of ``k``
+    labels, or a fitted classifier's ``classes_``). Otherwise, as scikit-learn's
+    classifiers do, numbers and booleans are column indices ``0 .. k-1`` and
+    labels that are not numbers (strings, Python objects) name the classes in
+    sorted order (``numpy.unique``), which must then be exactly ``k`` classes.
+    """
+    if classes is not None:
+        return resolve_classes(classes, k)
+    y = _label_array(labels)
+    if is_torch(y) or y.ndim != 1 or y.dtype.kind not in "OUS":
+        return None  # column indices (the validation layer checks them)
+    try:
+        c = np.unique(y)
+    except TypeError:
+        raise CalibrationInputError(
+            "labels mix values that cannot be sorted (e.g. strings and numbers), so the "
+            "class of each column cannot be inferred; pass classes=[...], the class of each "
+            "column in order"
+        ) from None
+    if c.shape[0] != k:
+        shown = c.tolist() if c.shape[0] <= 10 else [*c[:10].tolist(), "..."]
+        cols = (
+            "binary scores ((n,) or (n, 1)) have 2 classes: [negative, positive]"
+            if k == 2
+            else f"the scores have {k} columns"
+        )
+        raise CalibrationInputError(
+            f"labels name {c.shape[0]} classes {shown}, but {cols}; the "
+            "classes of string labels are read in sorted order only when they match the "
+            "columns one for one. Pass classes=[...], the class of each column in order "
+            "(for a scikit-learn model: classes=model.classes_)"
+        )
+    return c
+
+
+def _is_default_classes(c: np.ndarray) -> bool:
+    """``c`` is ``[0, 1, ..., k-1]`` (integers): the labels were column indices."""
+    vals = c.tolist()
+    return all(type(v) is int for v in vals) and vals == list(range(len(vals)))
+
+
+def _as_input(Q: np.ndarray, like: Any) -> Any:
+    """``Q`` (NumPy) as the caller's array type: a tensor on ``like``'s device, or NumPy.
+
+    A floating tensor gives its own dtype (float16, bfloat16, float32, float64);
+    any other tensor float64.
+    """
+    if like is None:
+        return Q
+    import torch
+
+    dtype = like.dtype if like.dtype.is_floating_point else torch.float64
+    return torch.from_numpy(np.ascontiguousarray(Q)).to(device=like.device, dtype=dtype)
+
+
 class Recalibrator:
     """Base class of every recalibration method (see the module docstring).
 
@@ -262,15 +433,29 @@ class Recalibrator:
     natural input kind, ``_transform`` returning probabilities. ``schema``
     declares the types and ranges of the parameters and of the fitted state
     beyond ``COMMON_STATE`` (``n_classes_``, ``input_kind_``,
-    ``input_detected_``); it is checked when a file is loaded, after ``fit``
-    (a fit whose result breaks it raises), before ``to_json`` and before
-    ``predict_proba``.
+    ``input_detected_``; ``OPTIONAL_STATE``, ``classes_`` and
+    ``n_features_in_``, is written where it differs from its default); it is
+    checked when a file is loaded, after ``fit`` (a fit whose result breaks it
+    raises), before ``to_json`` and before ``predict_proba``.
+
+    Every subclass is a scikit-learn classifier of scores (see the module
+    docstring): ``classes_``, ``n_features_in_``, ``score`` (the mean
+    log-likelihood), ``__sklearn_tags__`` (``multi_class=False`` where the
+    class sets ``_binary_only = True``).
     """
 
     input: ClassVar[Literal["logits", "probs"]] = "logits"
     _accuracy_preserving: ClassVar[bool] = False
     _injective: ClassVar[bool] = False
     schema: ClassVar[Schema] = Schema()
+    #: A classifier of scores, for scikit-learn (which reads ``__sklearn_tags__``).
+    _estimator_type: ClassVar[str] = "classifier"
+    #: True for the methods of binary problems only (their tags say ``multi_class=False``).
+    _binary_only: ClassVar[bool] = False
+    #: Fitted labels of the columns when they are not ``0 .. k-1`` (see ``classes_``).
+    _classes: np.ndarray | None = None
+    #: Fitted number of score columns when it is not the default (see ``n_features_in_``).
+    _n_features_in: int | None = None
 
     # ------------------------------------------------------------------ declared properties
 
@@ -324,11 +509,33 @@ class Recalibrator:
         sample_weight: Any = None,
         *,
         fitted: str | None = None,
+        classes: Any = None,
     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, str, bool]:
         """Scores of the method's natural kind, labels, weights, the kind read, detected?
 
+        The first five fields of :meth:`_read_all` (the cross-validation helpers use it).
+        """
+        r = self._read_all(scores, logits, labels, sample_weight, fitted=fitted, classes=classes)
+        return r.S, r.y, r.w, r.kind, r.detected
+
+    def _read_all(
+        self,
+        scores: Any,
+        logits: bool | None,
+        labels: Any = None,
+        sample_weight: Any = None,
+        *,
+        fitted: str | None = None,
+        classes: Any = None,
+    ) -> _Read:
+        """Scores of the method's natural kind, labels, weights, the kind read, detected?
+        and what the output must look like (see :class:`_Read`).
+
         ``fitted`` is the kind ``fit`` read when called from ``predict_proba``
-        (labels and weights are then None). Every input goes through the
+        (labels and weights are then None). A single column ``(n, 1)`` is read
+        as binary ``(n,)`` scores. Labels are column indices, or members of
+        ``classes`` (without ``classes``, string or object labels name the
+        classes in sorted order: :func:`_label_classes`). Every input goes through the
         validation layer of the metrics, so the same scores, labels and weights
         get the same verdict and the same message as :func:`calipers.ece`: the
         array, dtype and shape rules of :func:`calipers.check_predictions` first,
@@ -343,13 +550,21 @@ class Recalibrator:
         name = type(self).__name__
         told = _told(logits)
         if isinstance(scores, Predictions):
-            return self._read_predictions(scores, told, labels, sample_weight, fitted)
-        x0, S = _scores_array(scores)
+            return self._read_predictions(scores, told, labels, sample_weight, fitted, classes)
+        x0 = _as_array(scores, "probs")
+        column = x0.ndim == 2 and int(x0.shape[1]) == 1
+        if column:  # scikit-learn's matrix of one feature: binary scores of class 1
+            x0 = x0[:, 0]
+        x0, S = _scores_array(x0)
         n = int(S.shape[0])
         k = 2 if S.ndim == 1 else int(S.shape[1])
         if fitted is not None and k != self.n_classes_:
+            got = "one column (n, 1), read as binary scores (2 classes)" if column else str(k)
+            given = 1 if S.ndim == 1 else k
             raise CalibrationInputError(
-                f"{name} was fitted on {self.n_classes_} classes; got scores with {k}"
+                f"{name} was fitted on {self.n_classes_} classes; got scores with {got} (in "
+                f"scikit-learn's words: X has {given} features, but {name} is expecting "
+                f"{self.n_features_in_} features as input)"
             )
         detected = told is None
         if told is None:
@@ -379,6 +594,7 @@ class Recalibrator:
         else:
             kind = "logits" if told else "probs"
         y = w = None
+        named = None if labels is None else _label_classes(labels, k, classes)
         if kind == "logits" and self.input == "logits":
             lo, hi = _min_max(S)
             if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -386,7 +602,7 @@ class Recalibrator:
                 check_predictions(x0, np.zeros(n, dtype=np.int64), logits=True)
             _check_magnitude(S, lo, hi, name)
             if labels is not None:
-                y = np.asarray(_np(_check_labels(labels, n, k, S.ndim == 1, S)))
+                y = np.asarray(_np(_check_labels(labels, n, k, S.ndim == 1, S, named)))
             if sample_weight is not None:
                 w = np.asarray(_check_weight(sample_weight, n, S), dtype=np.float64)
             if S.dtype not in (np.float32, np.float64):
@@ -397,6 +613,7 @@ class Recalibrator:
                 np.zeros(n, dtype=np.int64) if labels is None else labels,
                 logits=kind == "logits",
                 sample_weight=sample_weight,
+                classes=named,
             )
             if labels is not None:
                 y = np.asarray(_np(P.labels), dtype=np.int64)
@@ -407,7 +624,9 @@ class Recalibrator:
                 S = _log_probs(probs, name) if probs.ndim == 2 else _logit(probs, name)
             else:
                 S = probs
-        return S, y, w, kind, detected
+        return _Read(
+            S, y, w, kind, detected, named, 1 if S.ndim == 1 else k, column, _torch_like(x0)
+        )
 
     def _read_predictions(
         self,
@@ -416,8 +635,12 @@ class Recalibrator:
         labels: Any,
         sample_weight: Any,
         fitted: str | None,
-    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, str, bool]:
-        """``_read`` for a validated :class:`Predictions`: it says what it holds."""
+        classes: Any = None,
+    ) -> _Read:
+        """``_read_all`` for a validated :class:`Predictions`: it says what it holds.
+
+        Its labels are column indices already; ``classes`` (or the classes it was
+        validated with) name the columns."""
         name = type(self).__name__
         if labels is not None:
             raise CalibrationInputError(
@@ -454,7 +677,18 @@ class Recalibrator:
                 w = np.asarray(_np(P.sample_weight), dtype=np.float64)
             elif sample_weight is not None:
                 w = np.asarray(_check_weight(sample_weight, S.shape[0], S), dtype=np.float64)
-        return S, y, w, kind, False
+        named = None
+        if fitted is None:
+            named = P.classes
+            if classes is not None:
+                named = resolve_classes(classes, P.n_classes)
+                if P.classes is not None and named.tolist() != P.classes.tolist():
+                    raise CalibrationInputError(
+                        f"classes={named.tolist()!r} contradicts the Predictions object, "
+                        f"validated with classes {P.classes.tolist()!r}"
+                    )
+        n_features = 1 if P.binary else P.n_classes
+        return _Read(S, y, w, kind, False, named, n_features, False, _torch_like(P.probs))
 
     def _fitted_kind(self) -> str:
         """The kind of scores ``fit`` read (``logits_`` of 0.1 files is converted at load)."""
@@ -472,26 +706,43 @@ class Recalibrator:
         *,
         logits: bool | None = None,
         sample_weight: Any = None,
+        classes: Any = None,
     ) -> Recalibrator:
         """Fit on a calibration split; returns ``self``.
 
         Parameters
         ----------
-        scores : array-like of shape (n, k) or (n,), or Predictions
+        scores : array-like or tensor of shape (n, k), (n,) or (n, 1), or Predictions
             Logits or probabilities (see ``logits``), or a
-            :class:`calipers.Predictions` (then ``labels=None``).
+            :class:`calipers.Predictions` (then ``labels=None``). ``(n,)`` and
+            a single column ``(n, 1)`` (scikit-learn's matrix of one feature)
+            are binary scores of class 1.
         labels : array-like of shape (n,)
+            The class of each row: column indices ``0 .. k-1`` (integers,
+            booleans for binary scores, or one-hot rows), members of
+            ``classes``, or, without ``classes``, labels that are not numbers
+            (strings), which then name the classes in sorted order and must
+            name exactly ``k`` of them (binary: 2).
         logits : bool, optional
             Whether ``scores`` are logits. None (default): read from the values
             where that is unambiguous (see :mod:`calipers.recalibration.base`),
             otherwise refused; the reading is stored in ``input_kind_``.
         sample_weight : array-like of shape (n,), optional
+            Non-negative weights with a positive sum (default: all 1).
+        classes : array-like of k labels, or a fitted classifier, optional
+            The class of each column of ``scores`` in order (binary:
+            ``[negative, positive]``), or a fitted scikit-learn classifier
+            (its ``classes_``). Default: the column indices, or the sorted
+            labels when they are strings.
 
         Returns
         -------
         Recalibrator
-            ``self``, fitted; ``input_kind_`` is ``"logits"`` or ``"probs"`` and
-            ``input_detected_`` says whether it was read from the values.
+            ``self``, fitted: ``input_kind_`` is ``"logits"`` or ``"probs"``,
+            ``input_detected_`` says whether it was read from the values,
+            ``classes_`` holds the classes (what :meth:`predict` returns) and
+            ``n_features_in_`` the number of score columns given (1 for
+            binary ``(n,)`` or ``(n, 1)`` scores).
 
         Raises
         ------
@@ -505,8 +756,11 @@ class Recalibrator:
         >>> import calipers as cp
         >>> p = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.6, 0.3, 0.1]])
         >>> ts = cp.TemperatureScaling().fit(p, [0, 1, 2, 1])   # rows on the simplex
-        >>> ts.input_kind_, ts.input_detected_
-        ('probs', True)
+        >>> ts.input_kind_, ts.input_detected_, ts.classes_
+        ('probs', True, array([0, 1, 2]))
+        >>> ts = cp.TemperatureScaling().fit(p, ["cat", "dog", "emu", "dog"])
+        >>> ts.classes_.tolist(), ts.predict(p).tolist()
+        (['cat', 'dog', 'emu'], ['cat', 'dog', 'emu', 'cat'])
         >>> cp.TemperatureScaling().fit(100 * p, [0, 1, 2, 1])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
@@ -514,19 +768,26 @@ class Recalibrator:
         """
         if labels is None and not isinstance(scores, Predictions):
             raise CalibrationInputError(
-                "fit needs labels (labels=None only with a calipers.Predictions, which carries them)"
+                "fit needs labels (labels=None only with a calipers.Predictions, which carries "
+                "them); in scikit-learn's words: it requires y to be passed, but the target y "
+                "is None"
             )
         self._check_params(type(self).__name__)
-        S, y, w, kind, detected = self._read(scores, logits, labels, sample_weight)
-        if y is None:  # pragma: no cover - _read returns labels whenever fit gives them
+        r = self._read_all(scores, logits, labels, sample_weight, classes=classes)
+        if r.y is None:  # pragma: no cover - _read returns labels whenever fit gives them
             raise CalibrationInputError("fit needs labels")
-        return self._fit_read(S, y, w, kind, detected)
+        self._fit_read(r.S, r.y, r.w, r.kind, r.detected)
+        if r.classes is not None and not _is_default_classes(r.classes):
+            self._classes = r.classes
+        if r.n_features != self._default_n_features():
+            self._n_features_in = r.n_features
+        return self
 
     def _fit_read(
         self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None, kind: str, detected: bool
     ) -> Recalibrator:
         """``fit`` on what :meth:`_read` returned (also used by the cross-validation helpers)."""
-        for key in self._state_fields():  # a refit starts from nothing
+        for key in (*self._state_fields(), *_PRIVATE_STATE):  # a refit starts from nothing
             self.__dict__.pop(key, None)
         self._fit(S, y, w)
         self.n_classes_ = 2 if S.ndim == 1 else int(S.shape[1])
@@ -535,20 +796,25 @@ class Recalibrator:
         self._check_state(f"{type(self).__name__}: the fit gave an invalid result")
         return self
 
-    def predict_proba(self, scores: Any, *, logits: bool | None = None) -> np.ndarray:
-        """Recalibrated probabilities, shape of ``scores`` ((n,) = P(y = 1) for binary).
+    def predict_proba(self, scores: Any, *, logits: bool | None = None) -> Any:
+        """Recalibrated probabilities, in the form of ``scores``.
 
         Parameters
         ----------
-        scores : array-like of shape (n, k) or (n,), or Predictions
+        scores : array-like or tensor of shape (n, k), (n,) or (n, 1), or Predictions
         logits : bool, optional
             Whether ``scores`` are logits. None (default): read from the values
             by the rule of ``fit``; they must be of the kind ``fit`` read.
 
         Returns
         -------
-        numpy.ndarray
-            Probabilities, float64.
+        numpy.ndarray or torch.Tensor
+            Shape ``(n, k)`` for ``(n, k)`` scores; ``(n,)`` = P(y = 1) for
+            binary ``(n,)`` scores; ``(n, 2)`` = ``[1 - p, p]`` for a single
+            column ``(n, 1)``, as scikit-learn's classifiers return it. NumPy
+            float64 for array-likes; for a torch tensor, a tensor on the same
+            device, of the tensor's floating dtype (float64 for other
+            dtypes). The arithmetic is float64 either way.
 
         Examples
         --------
@@ -565,12 +831,24 @@ class Recalibrator:
         Traceback (most recent call last):
         ...
         calipers.validation.CalibrationInputError: TemperatureScaling was fitted on logits (detected from the values), but these scores look like probabilities: ...
+        >>> d = z[:, 1] - z[:, 0]                       # binary logits of class 1
+        >>> b = cp.TemperatureScaling().fit(d, [0, 1, 1, 0])
+        >>> b.predict_proba(d).shape, b.predict_proba(d[:, None]).shape
+        ((4,), (4, 2))
         """
+        Q, r = self._predict_all(scores, logits)
+        return _as_input(Q, r.like)
+
+    def _predict_all(self, scores: Any, logits: bool | None) -> tuple[np.ndarray, _Read]:
+        """float64 NumPy probabilities (``(n, 2)`` for one column) and the reading of ``scores``."""
         self._check_fitted()
         name = type(self).__name__
         self._check_state(name)  # parameters and fitted state (set_params, edited attributes)
-        S, _, _, _, _ = self._read(scores, logits, fitted=self._fitted_kind())
-        return self._predict_read(S)
+        r = self._read_all(scores, logits, fitted=self._fitted_kind())
+        Q = self._predict_read(r.S)
+        if r.column and Q.ndim == 1:
+            Q = np.stack([1.0 - Q, Q], axis=1)
+        return Q, r
 
     def _predict_read(self, S: np.ndarray) -> np.ndarray:
         """``predict_proba`` on what :meth:`_read` returned: finite probabilities, or a refusal."""
@@ -586,8 +864,13 @@ class Recalibrator:
             )
         return Q
 
-    def predict(self, scores: Any, *, logits: bool | None = None) -> np.ndarray:
-        """Arg-max class of ``predict_proba`` (ties -> lowest index; binary: p > 0.5).
+    def predict(self, scores: Any, *, logits: bool | None = None) -> Any:
+        """The most probable class of each row, from ``classes_``.
+
+        The arg-max of :meth:`predict_proba` (ties -> the lowest column; binary
+        scores: class 1 when p > 0.5), as the label it stands for:
+        ``classes_[argmax]``. A NumPy array; for a torch tensor with numeric
+        classes, a tensor on its device.
 
         Examples
         --------
@@ -596,17 +879,132 @@ class Recalibrator:
         >>> z = np.array([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0], [0.5, -1.0]])
         >>> cp.TemperatureScaling().fit(z, [0, 1, 1, 0]).predict(z)
         array([0, 1, 0, 0])
+        >>> cp.TemperatureScaling().fit(z, ["no", "yes", "yes", "no"]).predict(z)
+        array(['no', 'yes', 'no', 'no'], dtype='<U3')
         """
-        p = self.predict_proba(scores, logits=logits)
-        if p.ndim == 1:
-            return (p > 0.5).astype(np.int64)
-        return np.argmax(p, axis=1)
+        Q, r = self._predict_all(scores, logits)
+        idx = (Q > 0.5).astype(np.int64) if Q.ndim == 1 else np.argmax(Q, axis=1)
+        out = self.classes_[idx]
+        if r.like is not None and out.dtype.kind in "iub":
+            import torch
+
+            return torch.as_tensor(out, device=r.like.device)
+        return out
+
+    def score(
+        self,
+        X: Any,
+        y: Any,
+        sample_weight: Any = None,
+        *,
+        logits: bool | None = None,
+    ) -> float:
+        """Mean log-likelihood of ``labels`` under the recalibrated probabilities (nats).
+
+        ``mean_i log q_{i, y_i}`` (weighted by ``sample_weight``): minus the
+        negative log-likelihood (:func:`calipers.nll`), the log score, a
+        strictly proper scoring rule (Gneiting & Raftery 2007), so that greater
+        is better as scikit-learn's ``score`` and ``GridSearchCV`` expect; the
+        proper score that recalibration should improve (Gruber & Buettner
+        2022), not the accuracy that scikit-learn's classifiers report (an
+        accuracy-preserving recalibrator never changes it). Nothing is clipped:
+        a true class given probability exactly 0 (histogram binning, isotonic
+        regression) gives ``-inf`` (scikit-learn's ``scoring="neg_log_loss"``
+        clips to the machine epsilon instead).
+
+        The arguments have scikit-learn's names (its tools pass ``y=`` by name).
+
+        Parameters
+        ----------
+        X : array-like or tensor of shape (n, k), (n,) or (n, 1), or Predictions
+            The scores, as :meth:`predict_proba` takes them.
+        y : array-like of shape (n,)
+            The labels: members of ``classes_`` (column indices when ``fit``
+            was given those).
+        sample_weight : array-like of shape (n,), optional
+        logits : bool, optional
+            As in :meth:`predict_proba`.
+
+        Returns
+        -------
+        float
+            At most 0; ``-inf`` possible.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import calipers as cp
+        >>> p = np.array([0.9, 0.2, 0.7, 0.4])  # P(y = "b")
+        >>> y = ["b", "a", "b", "b"]             # the arg-max is right on 3 of 4 rows
+        >>> mr = cp.MeanReplacement().fit(p, y)
+        >>> mr.classes_.tolist(), mr.predict_proba(p).tolist()
+        (['a', 'b'], [0.75, 0.25, 0.75, 0.25])
+        >>> bool(np.isclose(mr.score(p, y), (3 * np.log(0.75) + np.log(0.25)) / 4))
+        True
+        """
+        Q, _ = self._predict_all(X, logits)
+        P = check_predictions(
+            Q,
+            y,
+            sample_weight=sample_weight,
+            validate=False,
+            classes=self._classes,
+        )
+        from ..scores import nll
+
+        return -float(nll(P, None))
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "n_classes_"):
-            raise CalibrationInputError(
+            raise _not_fitted(
                 f"this {type(self).__name__} is not fitted yet; call fit(scores, labels) first"
             )
+
+    # ------------------------------------------------------------------ scikit-learn
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The class of each probability column (what :meth:`predict` returns), once fitted.
+
+        ``[0, 1, ..., k-1]`` when ``fit`` was given column indices; the
+        ``classes`` it was given, or the sorted string labels, otherwise.
+        """
+        self._check_fitted()
+        named = self._classes
+        return np.arange(int(self.n_classes_)) if named is None else named
+
+    @property
+    def n_features_in_(self) -> int:
+        """Number of score columns ``fit`` was given (1 for binary ``(n,)`` or ``(n, 1)``)."""
+        self._check_fitted()
+        n = self._n_features_in
+        return self._default_n_features() if n is None else int(n)
+
+    def _default_n_features(self) -> int:
+        """``n_features_in_`` unless recorded otherwise: 1 for binary, else ``n_classes_``."""
+        k = int(self.n_classes_)
+        return 1 if k == 2 else k
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted? (scikit-learn's ``check_is_fitted`` asks this.)"""
+        return hasattr(self, "n_classes_")
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's estimator tags: a classifier of 1-D or 2-D scores.
+
+        scikit-learn is imported here, when a scikit-learn tool asks, never by
+        ``import calipers``.
+        """
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(multi_class=not self._binary_only),
+            # 1-D scores work too, but scikit-learn's checks read one_d_array=True as
+            # "1-D only" (they would feed X[:, 0] everywhere)
+            input_tags=InputTags(two_d_array=True),
+        )
 
     # ------------------------------------------------------------------ schema
 
@@ -644,6 +1042,24 @@ class Recalibrator:
         """The declared fitted fields the object has (all of them once fitted)."""
         return {k: getattr(self, k) for k in self._state_fields() if hasattr(self, k)}
 
+    def _optional_state(self, where: str) -> dict[str, Any]:
+        """The fields of ``OPTIONAL_STATE`` that differ from their default, checked."""
+        values = {
+            field: self.__dict__[attr]
+            for field, attr in _PRIVATE_STATE.items()
+            if self.__dict__.get(attr) is not None
+        }
+        if not values:
+            return {}
+        if "classes_" in values:  # as JSON values (np.str_ -> str, np.int64 -> int)
+            values["classes_"] = np.asarray(values["classes_"]).tolist()
+        k = {"n_classes_": self.n_classes_}
+        checked = check_fields(
+            {f: OPTIONAL_STATE[f] for f in values}, values, where, "field", context=k
+        )
+        run_checks((_n_features_consistent,), {**k, **checked}, where)
+        return values
+
     def to_json(self) -> str:
         """JSON text with the class, its parameters and its fitted state (no pickle).
 
@@ -666,8 +1082,10 @@ class Recalibrator:
                 f"{name} cannot be saved: it declares no schema of its parameters and fitted "
                 "state (the class attribute 'schema'; see calipers.recalibration.base.register)"
             )
+        optional: dict[str, Any] = {}
         if hasattr(self, "n_classes_"):
             self._check_state(f"{name} cannot be saved")
+            optional = self._optional_state(f"{name} cannot be saved")
         else:
             self._check_params(f"{name} cannot be saved")
         return json.dumps(
@@ -675,7 +1093,10 @@ class Recalibrator:
                 "calipers_recalibrator": name,
                 "format": FORMAT,
                 "params": {k: _encode(v) for k, v in self.get_params().items()},
-                "state": {k: _encode(v) for k, v in self._state().items()},
+                "state": {
+                    **{k: _encode(v) for k, v in self._state().items()},
+                    **{k: _encode(v) for k, v in optional.items()},
+                },
             },
             allow_nan=False,
         )
@@ -916,9 +1337,24 @@ def load_recalibrator(
     if fmt == 1:
         state_doc = _upgrade_format_1(cls, state_doc, params, where)
     obj = cls(**params)
+    optional_doc = {k: state_doc[k] for k in OPTIONAL_STATE if k in state_doc}
+    state_doc = {k: v for k, v in state_doc.items() if k not in OPTIONAL_STATE}
+    if optional_doc and not state_doc:
+        raise CalibrationInputError(
+            f"{where}: field {next(iter(optional_doc))!r} belongs to a fitted recalibrator, "
+            "but the state holds no fit"
+        )
     if state_doc:  # an empty state is an unfitted recalibrator
         state = check_fields(cls._state_fields(), state_doc, where, "field", params)
         run_checks(cls.schema.state_checks, {**params, **state}, where)
+        optional = check_fields(
+            {k: OPTIONAL_STATE[k] for k in optional_doc}, optional_doc, where, "field", state
+        )
+        run_checks((_n_features_consistent,), {**state, **optional}, where)
         for key, value in state.items():
             setattr(obj, key, value)
+        if "classes_" in optional and not _is_default_classes(optional["classes_"]):
+            obj._classes = optional["classes_"]
+        if optional.get("n_features_in_", obj._default_n_features()) != obj._default_n_features():
+            obj._n_features_in = optional["n_features_in_"]
     return obj

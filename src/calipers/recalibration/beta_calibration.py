@@ -30,8 +30,9 @@ def _binary_probs(S: np.ndarray) -> np.ndarray:
         if S.shape[1] != 2:
             raise CalibrationInputError(
                 "BetaCalibration is a binary method: it needs (n,) probabilities of class 1 or "
-                f"(n, 2) probabilities; got {S.shape[1]} classes (for k > 2, Dirichlet "
-                "calibration is MatrixScaling fitted on the probabilities)"
+                f"(n, 2) probabilities; got {S.shape[1]} classes. Only binary classification "
+                "is supported: for k > 2, Dirichlet calibration is MatrixScaling fitted on the "
+                "probabilities"
             )
         S = S[:, 1]
     bad = (S <= 0) | (S >= 1)
@@ -100,6 +101,7 @@ class BetaCalibration(Recalibrator):
     """
 
     input = "probs"
+    _binary_only = True
     _accuracy_preserving = False
     schema = Schema(
         params={"tol": POSITIVE, "max_iter": MAX_ITER},

@@ -30,8 +30,8 @@ def _binary_logit(S: np.ndarray, owner: str) -> np.ndarray:
     if S.shape[1] != 2:
         raise CalibrationInputError(
             f"{owner} is a binary method: it needs (n,) scores of class 1 or (n, 2) scores; "
-            f"got {S.shape[1]} classes. For k > 2 use TemperatureScaling, VectorScaling or "
-            "MatrixScaling"
+            f"got {S.shape[1]} classes. Only binary classification is supported: for k > 2 "
+            "use TemperatureScaling, VectorScaling or MatrixScaling"
         )
     return S[:, 1] - S[:, 0]
 
@@ -92,6 +92,7 @@ class PlattScaling(Recalibrator):
     """
 
     input = "logits"
+    _binary_only = True
     schema = Schema(
         params={"smooth_targets": Flag(), "tol": POSITIVE, "max_iter": MAX_ITER},
         state={"n_classes_": Integer(lo=2, hi=2), "a_": Real(), "b_": Real(), **ITERATIONS},
