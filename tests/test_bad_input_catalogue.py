@@ -10,49 +10,19 @@ from __future__ import annotations
 
 import inspect
 import re
-import warnings
 from typing import Any
 
 import numpy as np
 import pytest
 
-import calipers as cp
 from calipers.validation import CalibrationInputError
+from entry_points import call as _call
+from entry_points import entry_points
 
 RNG = np.random.default_rng(0)
 N, K = 40, 3
 GOOD_P = RNG.dirichlet(np.ones(K), N)
 GOOD_Y = RNG.integers(0, K, N)
-
-# extra arguments some entry points need to run at all
-EXTRA: dict[str, dict[str, Any]] = {
-    "group_ece": {"groups": [[0], [1, 2]]},
-    "group_bar_chart": {"groups": [[0], [1, 2]]},
-    "proper_calibration_error": {"bandwidth": 0.5},
-    "ce_kl": {"bandwidth": 0.5},
-    "ce_squared_l2": {"bandwidth": 0.5},
-    "consistency_test": {"n_resamples": 9},
-    "skce_test": {"n_resamples": 9},
-    "debiased_calibration_error": {"n_resamples": 9},
-    "top_k_ece": {"k": 2},
-    "top_k_bar_chart": {"ks": (1, 2)},
-}
-SKIP = {
-    "check_predictions",  # the validator itself: its own tests
-    "calibration_split",  # splits rows of anything indexable; reads no values (its own tests)
-}
-
-
-def _entry_points() -> list[tuple[str, Any]]:
-    out = []
-    for name in cp.__all__:
-        f = getattr(cp, name)
-        if name in SKIP or not inspect.isfunction(f):
-            continue
-        ps = list(inspect.signature(f).parameters)
-        if len(ps) >= 2 and ps[0] in ("probs", "scores") and ps[1] == "labels":
-            out.append((name, f))
-    return out
 
 
 def _bad_inputs() -> dict[str, tuple[Any, Any, dict[str, Any], str]]:
@@ -130,19 +100,7 @@ def _bad_inputs() -> dict[str, tuple[Any, Any, dict[str, Any], str]]:
     }
 
 
-def _call(name: str, f: Any, probs: Any, labels: Any, kw: dict[str, Any]) -> Any:
-    import matplotlib.pyplot as plt
-
-    kw = {**EXTRA.get(name, {}), **kw}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return f(probs, labels, **kw)
-    finally:
-        plt.close("all")
-
-
-ENTRY = _entry_points()
+ENTRY = entry_points()
 BAD = _bad_inputs()
 
 
@@ -191,6 +149,7 @@ SCALE_DEPENDENT = {
     "ce_kl",
     "ce_squared_l2",
     "binned_statistics",
+    "reliability_table",
     "smooth_reliability",
     "calibration_sharpness",
     "consistency_test",

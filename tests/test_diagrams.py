@@ -338,7 +338,7 @@ def test_classwise_grid_panels_are_per_class_reliability():
     probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
     labels = np.array([rng.choice(4, p=q) for q in probs**1.5 / (probs**1.5).sum(1, keepdims=True)])
     names = ["cat", "dog", "owl", "fox"]
-    fig = classwise_reliability_grid(probs, labels, classes=[1, 3], class_names=names, ncols=2)
+    fig = classwise_reliability_grid(probs, labels, panels=[1, 3], class_names=names, ncols=2)
     shown = [a for a in fig.axes if a.get_visible()]
     assert [a.get_title() for a in shown] == ["dog", "fox"]
     for a, k in zip(shown, [1, 3], strict=True):
@@ -356,8 +356,8 @@ def test_classwise_grid_panels_are_per_class_reliability():
     assert fig.get_supxlabel() if hasattr(fig, "get_supxlabel") else True
     assert "Predicted probability" in _texts(fig)
     assert "Observed frequency" in _texts(fig)
-    with pytest.raises(CalibrationInputError, match="classes"):
-        classwise_reliability_grid(probs, labels, classes=[4])
+    with pytest.raises(CalibrationInputError, match="panels"):
+        classwise_reliability_grid(probs, labels, panels=[4])
 
 
 # ----------------------------------------------------------------------------- calibration-sharpness
@@ -617,7 +617,7 @@ def _every_kind():
         "reliability": lambda: reliability_diagram(p, y, intervals="wilson"),
         "sharpness": lambda: calibration_sharpness_diagram(p, y, n_points=201),
         "smooth": lambda: smooth_reliability_diagram(p, y),
-        "classwise": lambda: classwise_reliability_grid(p, y, classes=[0, 1, 2]),
+        "classwise": lambda: classwise_reliability_grid(p, y, panels=[0, 1, 2]),
         "topk": lambda: top_k_bar_chart(p, y, ks=(1, 2)),
         "group": lambda: group_bar_chart(p, y, [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]),
         "interval": lambda: interval_diagram(p, y),

@@ -550,6 +550,7 @@ def numpy_predictions(P: Predictions) -> Predictions:
         logits=None if P.logits is None else to_numpy(P.logits),
         n_classes=P.n_classes,
         _top=top,
+        classes=P.classes,
     )
 
 

@@ -269,6 +269,7 @@ def binned_statistics(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> list[SliceStatistics]:
     """Per-bin sufficient statistics of every lens slice (pipeline up to the estimator).
 
@@ -285,7 +286,12 @@ def binned_statistics(
     ([2, 8, 13], [0.0, 0.0, 1.0])
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     est = EqualWidth(15) if estimator is None else estimator
     if not hasattr(est, "assign"):
@@ -308,6 +314,7 @@ def calibration_error(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Generalized calibration error: any lens, selection, estimator, divergence.
 
@@ -321,7 +328,7 @@ def calibration_error(
         Probabilities (or logits with ``logits=True``); see
         :func:`calipers.validation.check_predictions`.
     labels : array-like, shape (n,)
-        True class indices.
+        True classes: column indices, or members of ``classes``.
     lens : str or callable, default "auto"
         ``"auto"`` (``"binary"`` for 1-D input, P(y = 1) against y;
         ``"top_label"`` for ``(n, k)`` input), ``"top_label"``,
@@ -348,10 +355,18 @@ def calibration_error(
     logits : bool, default False
     validate : bool, default True
         ``False`` skips value checks for trusted inputs (faster).
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float, or a 0-d float64 tensor on the input's device for PyTorch input.
+    float, or a detached 0-d ``torch.float64`` tensor on the input's device for PyTorch
+    input: per-bin (or per-sample estimator) totals are summed in float64 NumPy, so no
+    gradient reaches ``probs`` (bin membership is piecewise constant in any case; for a
+    differentiable calibration loss see docs/pytorch.md).
 
     Examples
     --------
@@ -374,7 +389,12 @@ def calibration_error(
     0.435817
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     est = EqualWidth(15) if estimator is None else estimator
     div = get_divergence(divergence)

@@ -177,6 +177,7 @@ def confidence_calibration_error(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Kernel estimate of the Bregman confidence calibration error (Chidambaram & Ge (2024) Thm. C.4).
 
@@ -235,10 +236,18 @@ def confidence_calibration_error(
         Weights of the samples in the regression and in the mean.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float (a 0-d tensor for PyTorch input)
+    float
+        For PyTorch input a detached 0-d ``torch.float64`` tensor on the
+        input's device: the kernel regression runs in NumPy, so no gradient
+        reaches ``probs`` (docs/pytorch.md).
         NaN where some sample's ``m_hat`` is undefined (see ``leave_one_out``);
         ``inf`` for KL when a confidence of exactly 1 meets a wrong prediction.
 
@@ -274,7 +283,12 @@ def confidence_calibration_error(
         raise CalibrationInputError(f"form must be 'plugin' or 'sharpcal'; got {form!r}")
     nw = NadarayaWatson(bandwidth, kernel, leave_one_out, method)
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     h, c, w = lens_arrays(P, lens)
     if divergence == "kl":
@@ -394,6 +408,7 @@ def calibration_sharpness(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> CalibrationSharpness:
     """Everything a calibration-sharpness diagram shows (Chidambaram & Ge (2024) §4.2, App. D).
 
@@ -444,6 +459,11 @@ def calibration_sharpness(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -478,7 +498,12 @@ def calibration_sharpness(
             raise CalibrationInputError("grid must be a non-empty array of finite numbers")
     nw = NadarayaWatson(bandwidth, kernel, leave_one_out, method)
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     use = resolve_lens(lens, P)
     h, c, w = lens_arrays(P, use)

@@ -127,6 +127,7 @@ def consistency_test(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> CalibrationTestResult:
     """Consistency-resampling test of perfect calibration (Bröcker & Smith 2007).
 
@@ -174,6 +175,11 @@ def consistency_test(
         bootstrap of (row, weight) pairs).
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -195,7 +201,12 @@ def consistency_test(
     """
     B = _check_resamples(n_resamples)
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     pr = as_float64_numpy(P.probs)
     lb = as_float64_numpy(P.labels).astype(np.int64)
@@ -248,6 +259,7 @@ def skce_test(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> CalibrationTestResult:
     """SKCE calibration tests of Widmann, Lindsten & Zachariah (2019).
 
@@ -299,6 +311,11 @@ def skce_test(
         weights raises :class:`CalibrationInputError`.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -342,7 +359,7 @@ def skce_test(
             "skce_test does not support sample_weight (its null distributions assume "
             "i.i.d. unweighted rows); use consistency_test with a weighted statistic"
         )
-    P = check_predictions(probs, labels, logits=logits, validate=validate)
+    P = check_predictions(probs, labels, logits=logits, validate=validate, classes=classes)
     p, E = residuals(P)
     n = p.shape[0]
     if method == "block":

@@ -154,13 +154,20 @@ def _finish(
     )
 
 
-def _validate(probs: Any, labels: Any, logits: bool, sample_weight: Any) -> Predictions:
-    if isinstance(probs, Predictions) and (sample_weight is not None or logits):
+def _validate(
+    probs: Any, labels: Any, logits: bool, sample_weight: Any, classes: Any = None
+) -> Predictions:
+    if isinstance(probs, Predictions) and (
+        sample_weight is not None or logits or classes is not None
+    ):
         raise CalibrationInputError(
-            "probs is already a calipers.Predictions: give its weights and logits to "
-            "check_predictions, not here (sample_weight and logits would be ignored)"
+            "probs is already a calipers.Predictions: give its weights, logits and classes "
+            "to check_predictions, not here (sample_weight, logits and classes would be "
+            "ignored)"
         )
-    P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
+    P = check_predictions(
+        probs, labels, logits=logits, sample_weight=sample_weight, classes=classes
+    )
     return rs.numpy_predictions(P)
 
 
@@ -206,6 +213,7 @@ def confidence_interval(
     *,
     sample_weight: Any = None,
     logits: bool = False,
+    classes: Any = None,
     method: str = "basic",
     confidence_level: float = 0.95,
     n_resamples: int = 2000,
@@ -236,6 +244,13 @@ def confidence_interval(
     sample_weight : array-like, shape (n,), optional
         Row weights; a resample carries each drawn row's weight (times its count).
     logits : bool, default False
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices. The labels are mapped to
+        column indices once, before resampling, so every resample (and the
+        metric) sees the same mapping.
     method : {"basic", "bca", "percentile"}, default "basic"
         ``"basic"``: ``[2 e - q(1 - alpha/2), 2 e - q(alpha/2)]`` with ``e`` the
         estimate and ``q`` the quantiles of the bootstrap values (Davison & Hinkley
@@ -305,7 +320,7 @@ def confidence_interval(
     True
     """
     _check_options(method, confidence_level, n_resamples, jackknife_groups)
-    P = _validate(probs, labels, logits, sample_weight)
+    P = _validate(probs, labels, logits, sample_weight, classes)
     est, boot, jack = _values(
         metric, [P], metric_kwargs, int(n_resamples), int(jackknife_groups), method, seed
     )
@@ -327,6 +342,7 @@ def paired_confidence_interval(
     *,
     sample_weight: Any = None,
     logits: bool | tuple[bool, bool] = False,
+    classes: Any = None,
     method: str = "basic",
     confidence_level: float = 0.95,
     n_resamples: int = 2000,
@@ -355,6 +371,9 @@ def paired_confidence_interval(
     sample_weight : array-like, shape (n,), optional
     logits : bool or (bool, bool), default False
         Whether ``probs_a`` and ``probs_b`` are logits (one flag for both, or one each).
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs_a`` and ``probs_b`` (both the same
+        classes), as in :func:`confidence_interval`.
     method, confidence_level, n_resamples, jackknife_groups, seed, **metric_kwargs
         As in :func:`confidence_interval`.
 
@@ -378,8 +397,8 @@ def paired_confidence_interval(
     """
     _check_options(method, confidence_level, n_resamples, jackknife_groups)
     la, lb = (logits, logits) if isinstance(logits, bool) else tuple(logits)
-    Pa = _validate(probs_a, labels, bool(la), sample_weight)
-    Pb = _validate(probs_b, labels, bool(lb), sample_weight)
+    Pa = _validate(probs_a, labels, bool(la), sample_weight, classes)
+    Pb = _validate(probs_b, labels, bool(lb), sample_weight, classes)
     est, boot, jack = _values(
         metric, [Pa, Pb], metric_kwargs, int(n_resamples), int(jackknife_groups), method, seed
     )

@@ -102,6 +102,7 @@ def debiased_calibration_error(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Debiased binned Lp calibration error of Kumar, Liang & Ma (2019).
 
@@ -173,10 +174,17 @@ def debiased_calibration_error(
         make every bin "smaller than 2".
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float (a 0-d tensor for PyTorch input)
+    float
+        For PyTorch input a detached 0-d ``torch.float64`` tensor on the
+        input's device (binned totals in NumPy; no gradient, see docs/pytorch.md).
 
     Raises
     ------
@@ -227,7 +235,12 @@ def debiased_calibration_error(
         )
     check_integer(n_resamples, "n_resamples", minimum=1)  # checked even when unused
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     est = EqualMass(15, rule="kumar") if estimator is None else estimator
     slices = binned_statistics(P, None, lens=lens, estimator=est)

@@ -37,8 +37,12 @@ __all__ = [
 ]
 
 
-def _bernoulli_slices(probs: Any, labels: Any, lens: str, sample_weight: Any, logits: bool):  # type: ignore[no-untyped-def]
-    P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
+def _bernoulli_slices(  # type: ignore[no-untyped-def]
+    probs: Any, labels: Any, lens: str, sample_weight: Any, logits: bool, classes: Any = None
+):
+    P = check_predictions(
+        probs, labels, logits=logits, sample_weight=sample_weight, classes=classes
+    )
     use = ("binary" if P.binary else "classwise") if lens == "auto" else lens
     if use not in ("binary", "classwise", "top_label"):
         raise CalibrationInputError(
@@ -72,6 +76,7 @@ def murphy_decomposition(
     estimator: Binning | None = None,
     sample_weight: Any = None,
     logits: bool = False,
+    classes: Any = None,
 ) -> MurphyDecomposition:
     """Murphy's (1973) binned decomposition of the Brier score, made exact.
 
@@ -94,6 +99,11 @@ def murphy_decomposition(
     estimator : Binning, default ``EqualWidth(15)``
     sample_weight : array-like, optional
     logits : bool, default False
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -108,7 +118,7 @@ def murphy_decomposition(
     """
     est = EqualWidth(15) if estimator is None else estimator
     tot = np.zeros(6)
-    for s, t, w in _bernoulli_slices(probs, labels, lens, sample_weight, logits):
+    for s, t, w in _bernoulli_slices(probs, labels, lens, sample_weight, logits, classes):
         ids, B = est.assign(s, w)
         ids = np.asarray(ids)
         W = w.sum()
@@ -194,6 +204,7 @@ def corp_decomposition(
     lens: Literal["auto", "binary", "classwise", "top_label"] = "auto",
     sample_weight: Any = None,
     logits: bool = False,
+    classes: Any = None,
 ) -> CORPDecomposition:
     """CORP score decomposition (Dimitriadis, Gneiting & Jordan 2021, eq. 7 and §4).
 
@@ -216,6 +227,11 @@ def corp_decomposition(
         summed (the multi-class Brier score for ``score="brier"``).
     sample_weight : array-like, optional
     logits : bool, default False
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -231,7 +247,7 @@ def corp_decomposition(
     if score not in ("brier", "log"):
         raise CalibrationInputError(f"score must be 'brier' or 'log'; got {score!r}")
     tot = np.zeros(4)
-    for s, t, w in _bernoulli_slices(probs, labels, lens, sample_weight, logits):
+    for s, t, w in _bernoulli_slices(probs, labels, lens, sample_weight, logits, classes):
         r = pav(s, t, w)
         o = np.full_like(s, np.dot(w, t) / w.sum())
         S_p = _score(score, s, t, w)

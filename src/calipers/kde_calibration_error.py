@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._autograd import lens_tensors, needs_grad, straight_through
 from ._backend import to_numpy, wrap_scalar
 from .lenses import get_lens, resolve_lens
 from .validation import CalibrationInputError, check_positive, check_predictions
@@ -48,12 +49,23 @@ _FLOOR = 1e-6  # below this in both densities the integrand is carried forward
 
 
 def _slice_arrays(
-    probs: Any, labels: Any, lens: str, sample_weight: Any, logits: bool, validate: bool
+    probs: Any,
+    labels: Any,
+    lens: str,
+    sample_weight: Any,
+    logits: bool,
+    validate: bool,
+    classes: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
     if lens not in ("auto", "top_label", "binary"):
         raise CalibrationInputError(f"lens must be 'auto', 'top_label' or 'binary'; got {lens!r}")
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     sl = next(get_lens(resolve_lens(lens, P))(P))
     c = np.asarray(to_numpy(sl.scores), dtype=np.float64).reshape(-1)
@@ -63,7 +75,7 @@ def _slice_arrays(
         if sl.weights is None
         else np.asarray(to_numpy(sl.weights), dtype=np.float64).reshape(-1)
     )
-    return c, t, w, P.probs
+    return c, t, w, P
 
 
 def _rule_of_thumb(c: np.ndarray, t: np.ndarray, w: np.ndarray) -> float:
@@ -133,6 +145,7 @@ def kde_bandwidth(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> float:
     """Default bandwidth of :func:`kde_calibration_error` (Zhang et al. 2020).
 
@@ -150,6 +163,11 @@ def kde_bandwidth(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -163,7 +181,7 @@ def kde_bandwidth(
     >>> round(cp.kde_bandwidth(P, [0, 0, 1, 1]), 6)  # std(.9, .7, .8) * 8**-0.2
     0.053869
     """
-    c, t, w, _ = _slice_arrays(probs, labels, lens, sample_weight, logits, validate)
+    c, t, w, _ = _slice_arrays(probs, labels, lens, sample_weight, logits, validate, classes)
     return _rule_of_thumb(c, t, w)
 
 
@@ -178,6 +196,7 @@ def kde_calibration_error(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """KDE calibration error of Zhang, Kailkhura & Han (ICML 2020), Gruber & Buettner's (2022) "KDE TCE_2".
 
@@ -209,10 +228,23 @@ def kde_calibration_error(
         Masses of the points in both densities and in the accuracy.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float (a 0-d tensor for PyTorch input, without gradient)
+    float
+        For PyTorch input a 0-d ``torch.float64`` tensor on the input's device,
+        differentiable in ``probs`` (or the logits) almost everywhere (the
+        linear binning has kinks where a point crosses a grid point, and
+        ``min(acc, 1)`` and ``|c - acc|`` have kinks too). The bandwidth is held
+        constant: the default :func:`kde_bandwidth` is computed from the
+        detached scores, so its dependence on them is not differentiated
+        (pass ``bandwidth=`` to make that explicit). The value itself is the
+        NumPy one, bit for bit. See docs/pytorch.md.
 
     Notes
     -----
@@ -232,7 +264,7 @@ def kde_calibration_error(
     """
     if check_positive(p, "p") < 1:
         raise CalibrationInputError(f"p must be a finite number >= 1; got {p!r}")
-    c, t, w, like = _slice_arrays(probs, labels, lens, sample_weight, logits, validate)
+    c, t, w, P = _slice_arrays(probs, labels, lens, sample_weight, logits, validate, classes)
     c = np.clip(c, 1e-256, 1.0 - 1e-256)
     if bandwidth is None:
         h = _rule_of_thumb(c, t, w)
@@ -255,4 +287,70 @@ def kde_calibration_error(
     value = _trapezoid(integrand[inside], GRID[inside]) / _trapezoid(f[inside], GRID[inside])
     if root:
         value = value ** (1.0 / float(p))
-    return wrap_scalar(value, like)
+    if needs_grad(P.probs):
+        # the value stays the NumPy one; the gradient is that of the same estimate in
+        # PyTorch with h held constant (also when h came from the bandwidth rule)
+        f_t, t_t, w_t = lens_tensors(P, lens)
+        return straight_through(value, _kde_ce_torch(f_t, t_t, w_t, h, float(p), root))
+    return wrap_scalar(value, P.probs)
+
+
+def _mirrored_density_torch(c: Any, w: Any, h: float) -> Any:
+    """:func:`_mirrored_density` with differentiable PyTorch operations (float64, ``c``'s device).
+
+    The linear binning is piecewise linear in ``c`` (kinks where a point or its
+    mirror image crosses a grid point); the convolution is done by FFT.
+    """
+    import torch
+
+    dev = c.device
+    x = torch.cat([c, torch.where(c < 0.5, -c, 2.0 - c)])
+    m = torch.cat([w, w])
+    lo, dx = GRID[0], (GRID[-1] - GRID[0]) / (GRID.size - 1)
+    s = (x - lo) / dx
+    j = torch.floor(s.detach()).to(torch.int64).clamp(max=GRID.size - 2)
+    frac = s - j.to(s.dtype)
+    mass = torch.zeros(GRID.size, dtype=torch.float64, device=dev)
+    mass = mass.index_add(0, j, m * (1.0 - frac)).index_add(0, j + 1, m * frac) / m.sum()
+    scale = 3.0 * h
+    L = int(min(np.floor(scale / dx), GRID.size))
+    u = np.arange(-L, L + 1) * dx / scale
+    kern = torch.as_tensor(35.0 / 32.0 * np.maximum(1.0 - u * u, 0.0) ** 3 / scale, device=dev)
+    size = 1 << (GRID.size + kern.numel() - 2).bit_length()  # a power of 2 >= the full length
+    full = torch.fft.irfft(torch.fft.rfft(mass, size) * torch.fft.rfft(kern, size), size)
+    dens = full[L : L + GRID.size]  # the centred part, as np.convolve(mode="same")
+    outside = torch.as_tensor((GRID <= 0.0) | (GRID >= 1.0), device=dev)
+    return 2.0 * torch.where(outside, torch.zeros_like(dens), dens)
+
+
+def _kde_ce_torch(c: Any, t: Any, w: Any, h: float, p: float, root: bool) -> Any:
+    """The KDE calibration error of :func:`kde_calibration_error` with differentiable PyTorch ops.
+
+    ``c``, ``t``, ``w`` (None: unit weights) are 1-D float64 tensors, ``h`` the
+    bandwidth, held constant. Equal to the NumPy value up to rounding; used for
+    the gradient only.
+    """
+    import torch
+
+    dev = c.device
+    w = torch.ones_like(t) if w is None else w
+    grid = torch.as_tensor(GRID, device=dev)
+    c = c.clamp(1e-256, 1.0 - 1e-256)
+    pos = t == 1
+    f = _mirrored_density_torch(c, w, h)
+    f1 = _mirrored_density_torch(c[pos], w[pos], h) if w[pos].sum() > 0 else torch.zeros_like(f)
+    acc_rate = (w @ t / w.sum()).detach()
+    good = torch.maximum(f1, f).detach() > _FLOOR
+    ratio = torch.where(f > 0, acc_rate * f1 / torch.where(f > 0, f, 1.0), 1.0)
+    acc = ratio.clamp(max=1.0)
+    integrand = torch.where(good, (grid - acc).abs() ** p * f, 0.0)
+    idx = torch.where(good, torch.arange(GRID.size, device=dev), 0)
+    integrand = integrand[torch.cummax(idx, 0).values]  # carried forward, as the NumPy code
+    inside = torch.as_tensor((GRID >= 0.0) & (GRID <= 1.0), device=dev)
+    xi = grid[inside]
+
+    def trapezoid(v: Any) -> Any:
+        return ((v[1:] + v[:-1]) * (xi[1:] - xi[:-1])).sum() / 2.0
+
+    value = trapezoid(integrand[inside]) / trapezoid(f[inside])
+    return value ** (1.0 / p) if root else value

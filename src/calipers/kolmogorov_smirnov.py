@@ -31,6 +31,7 @@ def ks_calibration_error(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Top-label Kolmogorov-Smirnov calibration error (Gupta et al. 2021).
 
@@ -52,10 +53,17 @@ def ks_calibration_error(
         The cumulative sums become weighted and are divided by the total weight.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float in [0, 1] (a 0-d tensor for PyTorch input)
+    float in [0, 1]
+        For PyTorch input a detached 0-d ``torch.float64`` tensor on the
+        input's device (computed in NumPy; no gradient, see docs/pytorch.md).
 
     Examples
     --------
@@ -67,7 +75,12 @@ def ks_calibration_error(
     0.1375
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     c, r, w = lens_arrays(P, lens)
     order = np.argsort(c, kind="stable")

@@ -31,15 +31,17 @@ the top-label lens (confidence against correctness, Guo et al. 2017) for
 ``(n, k)`` input, two columns included; ``lens="top_label"`` or
 ``lens="binary"`` chooses one explicitly.
 
-Every metric accepts ``sample_weight``, ``logits=True`` and ``validate=False``
-(see :func:`calipers.validation.check_predictions`) and returns a float (a 0-d
-tensor for PyTorch input).
+Every metric accepts ``sample_weight``, ``logits=True``, ``validate=False`` and
+``classes`` (labels given as class names, read against the columns of
+``probs``; see :func:`calipers.validation.check_predictions`) and returns a
+float; PyTorch input gives a detached 0-d ``torch.float64`` tensor on the
+input's device (no gradient; see docs/pytorch.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -85,12 +87,40 @@ _common_doc = """
     logits : bool, default False
         ``probs`` holds logits (softmax/sigmoid applied, numerically stable).
     validate : bool, default True
-        False skips the value checks on ``probs`` for trusted inputs."""
+        False skips the value checks on ``probs`` for trusted inputs.
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices."""
 
 
-def _doc(f: Any) -> Any:
-    f.__doc__ = f.__doc__.replace("    {lens}", _lens_doc.strip("\n"))
-    f.__doc__ = f.__doc__.replace("    {common}", _common_doc.strip("\n"))
+_torch_doc = """
+    Notes
+    -----
+    PyTorch input gives a 0-d ``torch.float64`` tensor on the input's device,
+    detached from the autograd graph: bin membership is piecewise constant in
+    the scores and the per-bin totals are summed in float64 NumPy, so no
+    gradient reaches ``probs``. For a differentiable calibration term use
+    :func:`calipers.smece` or a kernel estimator (docs/pytorch.md).
+
+    Examples"""
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _doc(f: _F) -> _F:
+    """Fill the shared parameter text into a metric's docstring.
+
+    Typed to return its argument's own type, so that type checkers see each
+    metric's signature (a decorator returning ``Any`` would hide it).
+    """
+    doc = (f.__doc__ or "").replace("    {lens}", _lens_doc.strip("\n"))
+    doc = doc.replace("    {common}", _common_doc.strip("\n"))
+    if "    Notes\n" not in doc and getattr(f, "__name__", "") != "interval_calibration_error":
+        doc = doc.replace("\n    Examples", _torch_doc, 1)
+    f.__doc__ = doc
     return f
 
 
@@ -105,6 +135,7 @@ def ece(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Expected calibration error (Guo et al. 2017, eq. 5): top label, or P(y = 1) for 1-D input.
 
@@ -151,6 +182,7 @@ def ece(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -165,6 +197,7 @@ def mce(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Maximum calibration error (Naeini et al. 2015; Guo et al. 2017 eq. 6).
 
@@ -194,6 +227,7 @@ def mce(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -208,6 +242,7 @@ def rmsce(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Root-mean-square calibration error of the top label (Nixon et al. 2019).
 
@@ -246,6 +281,7 @@ def rmsce(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -260,6 +296,7 @@ def bin_averaged_ece(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Unweighted mean of ``|acc_b - conf_b|`` over non-empty top-label bins.
 
@@ -292,6 +329,7 @@ def bin_averaged_ece(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -306,6 +344,7 @@ def top_label_ece(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Top-label ECE of Gupta & Ramdas (2021): the ECE of each predicted class, averaged.
 
@@ -376,6 +415,7 @@ def top_label_ece(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -414,6 +454,7 @@ def _nixon(
     sample_weight: Any,
     logits: bool,
     validate: bool,
+    classes: Any,
 ) -> Any:
     return calibration_error(
         probs,
@@ -426,6 +467,7 @@ def _nixon(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -439,6 +481,7 @@ def sce(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Static calibration error (Nixon et al. 2019, §4), as the Nixon et al. (2019) code computes it.
 
@@ -472,7 +515,7 @@ def sce(
     0.095556
     """
     return _nixon(
-        probs, labels, nixon_even_bins(n_bins), threshold, sample_weight, logits, validate
+        probs, labels, nixon_even_bins(n_bins), threshold, sample_weight, logits, validate, classes
     )
 
 
@@ -485,6 +528,7 @@ def ace(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Adaptive calibration error (Nixon et al. 2019, §4), as the Nixon et al. (2019) code computes it.
 
@@ -511,7 +555,9 @@ def ace(
     >>> round(cp.ace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/how-calipers-computes.md §3.4
     0.173333
     """
-    return _nixon(probs, labels, EqualMass(n_bins, "nixon"), 0.0, sample_weight, logits, validate)
+    return _nixon(
+        probs, labels, EqualMass(n_bins, "nixon"), 0.0, sample_weight, logits, validate, classes
+    )
 
 
 @_doc
@@ -524,6 +570,7 @@ def tace(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Thresholded adaptive calibration error (Nixon et al. 2019, §4).
 
@@ -548,7 +595,14 @@ def tace(
     0.177167
     """
     return _nixon(
-        probs, labels, EqualMass(n_bins, "nixon"), threshold, sample_weight, logits, validate
+        probs,
+        labels,
+        EqualMass(n_bins, "nixon"),
+        threshold,
+        sample_weight,
+        logits,
+        validate,
+        classes,
     )
 
 
@@ -564,6 +618,7 @@ def classwise_ece(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Class-wise ECE: binned ``E|p_k - P(Y = k | p_k)|`` for every class.
 
@@ -604,6 +659,7 @@ def classwise_ece(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -618,6 +674,7 @@ def top_k_ece(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Top-k ECE of Kirchenbauer, Oaks & Heim (2022) (eq. 4 lens, TVD, adaptive k-d tree bins).
 
@@ -654,6 +711,7 @@ def top_k_ece(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -667,6 +725,7 @@ def full_ece(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Full (canonical) ECE of Kirchenbauer, Oaks & Heim (2022): whole probability vectors, k-d tree bins, TVD.
 
@@ -698,6 +757,7 @@ def full_ece(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -712,6 +772,7 @@ def group_ece(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """ECE of the grouping lens (Kirchenbauer, Oaks & Heim (2022) eq. 5-6): calibration of group probabilities.
 
@@ -746,6 +807,7 @@ def group_ece(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -761,6 +823,7 @@ def interval_calibration_error(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> np.ndarray:
     """Per-interval (Likert) calibration errors of Kirchenbauer, Oaks & Heim (2022) §4.3 and §5.3.
 
@@ -786,7 +849,8 @@ def interval_calibration_error(
     Returns
     -------
     ndarray of shape (len(intervals),)
-        NaN for an interval that holds no sample.
+        NaN for an interval that holds no sample. A NumPy float64 array also
+        for PyTorch input (no gradient; see docs/pytorch.md).
 
     Examples
     --------
@@ -797,7 +861,12 @@ def interval_calibration_error(
     [0.17, 0.34, 0.0]
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     use = ("binary" if P.binary else "top_label") if lens == "auto" else lens
     est = KDTree(gamma) if estimator is None else estimator
@@ -833,6 +902,7 @@ def tce_p(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Binned top-label Lp calibration error TCE_p (Gruber & Buettner (2022) Def. C.1).
 
@@ -869,6 +939,7 @@ def tce_p(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -884,6 +955,7 @@ def cwce_p(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Binned class-wise Lp calibration error CWCE_p (Gruber & Buettner (2022) Def. C.1).
 
@@ -919,6 +991,7 @@ def cwce_p(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )
 
 
@@ -934,6 +1007,7 @@ def ce_p(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Binned canonical Lp calibration error CE_p (Gruber & Buettner (2022) §3, Def. of CE_p).
 
@@ -967,4 +1041,5 @@ def ce_p(
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
+        classes=classes,
     )

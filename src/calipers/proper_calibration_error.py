@@ -229,6 +229,7 @@ def proper_calibration_error(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> ProperCalibrationError:
     """Proper calibration error CE_F, refinement and sharpness (Popordanoska et al. (2024) eq. 3-15).
 
@@ -254,7 +255,9 @@ def proper_calibration_error(
         Kernel bandwidth h (``alpha = g / h + 1``). ``"mle"`` maximises the
         leave-one-out likelihood with :func:`calipers.select_bandwidth` (for
         each class slice separately); Popordanoska et al. (2024) used fixed 0.02 for its CIFAR
-        tables.
+        tables. The selected bandwidth is computed from the detached scores and
+        held constant in the gradient (the likelihood maximiser moves with the
+        scores; that dependence is not differentiated).
     method : {"direct", "via_risk"}, default "direct"
         Which estimator ``value`` holds (both are always returned). Popordanoska et al. (2024)
         found the direct one better at small n (Fig. 2b).
@@ -274,10 +277,21 @@ def proper_calibration_error(
         Weighted kernel sums and weighted means.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
     ProperCalibrationError
+        For PyTorch input every estimate (``value``, ``direct``, ``via_risk``,
+        ``refinement``, ``sharpness``, ``risk``) is a 0-d ``torch.float64``
+        tensor on the input's device, computed with PyTorch operations and
+        differentiable in ``probs`` (or the logits) almost everywhere (the
+        clamp to ``[clip, 1 - clip]`` has kinks); ``bandwidth`` is a float.
+        See docs/pytorch.md.
 
     Examples
     --------
@@ -294,7 +308,12 @@ def proper_calibration_error(
     0.307173
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     if method not in ("direct", "via_risk"):
         raise CalibrationInputError(f"method must be 'direct' or 'via_risk'; got {method!r}")
@@ -361,7 +380,8 @@ def ce_kl(probs: Any, labels: Any, **kwargs: Any) -> Any:
 
     ``proper_calibration_error(probs, labels, divergence="kl", **kwargs).value``:
     canonical lens, Dirichlet kernel, bandwidth by leave-one-out likelihood,
-    direct estimator, unless ``kwargs`` say otherwise.
+    direct estimator, unless ``kwargs`` say otherwise (they also take
+    ``classes``, ``sample_weight`` and ``logits`` of that function).
 
     Examples
     --------
@@ -376,7 +396,8 @@ def ce_kl(probs: Any, labels: Any, **kwargs: Any) -> Any:
 def ce_squared_l2(probs: Any, labels: Any, **kwargs: Any) -> Any:
     """Squared L2 calibration error CE_2^2 (Popordanoska et al. (2024) eq. 7, estimator eq. 46).
 
-    ``proper_calibration_error(probs, labels, divergence="squared_l2", **kwargs).value``.
+    ``proper_calibration_error(probs, labels, divergence="squared_l2", **kwargs).value``
+    (``kwargs`` as in :func:`ce_kl`).
 
     Examples
     --------

@@ -821,6 +821,7 @@ def report(
     models: Mapping[str, Any],
     *,
     logits: bool | Mapping[str, bool] = False,
+    classes: Any = None,
     calibration: Mapping[str, Any] | None = None,
     recalibrators: Sequence[Any] = (),
     n_bootstrap: int = 0,
@@ -843,6 +844,12 @@ def report(
         The test predictions of each model.
     logits : bool or mapping of str to bool, default False
         Whether each model's scores (test and calibration) are logits.
+    classes : array-like or fitted classifier, or mapping of str to those, optional
+        The class of each column of the scores (test and calibration), in
+        order (1-D scores: ``[negative, positive]``), or a fitted scikit-learn
+        classifier (its ``classes_``); a mapping gives each model its own.
+        Labels are then read as these classes (strings, any integers).
+        Default: labels are column indices.
     calibration : mapping of str to (scores, labels), optional
         Each model's calibration split; needed for ``recalibrators``.
     recalibrators : sequence of Recalibrator, default ()
@@ -907,16 +914,20 @@ def report(
     for mi, (name, value) in enumerate(models.items()):
         is_logits = logits.get(name, False) if isinstance(logits, Mapping) else bool(logits)
         scores, labels = _as_pair(name, value)
+        cls = classes.get(name) if isinstance(classes, Mapping) else classes
         P = (
             scores
             if isinstance(scores, Predictions)
-            else check_predictions(scores, labels, logits=is_logits)
+            else check_predictions(scores, labels, logits=is_logits, classes=cls)
         )
         variants: list[tuple[str, Predictions | str]] = [(UNCALIBRATED, P)]
         if recalibrators:
             if name not in calibration:  # type: ignore[operator]
                 raise CalibrationInputError(f"no calibration split for model {name!r}")
             cs, cl = _as_pair(name, calibration[name])  # type: ignore[index]
+            if cls is not None and cl is not None and not isinstance(cs, Predictions):
+                # the recalibrators take column indices: map the labels once
+                cl = check_predictions(cs, cl, logits=is_logits, validate=False, classes=cls).labels
             soft: dict[str, Any] = {}  # softmax of the logits, computed once per model
             for ri, rc in enumerate(recalibrators):
                 prog.line(f"{name}: fitting {type(rc).__name__} ({ri + 1}/{len(recalibrators)})")
@@ -929,7 +940,7 @@ def report(
                         fit_on, apply_to, kind = soft["cal"], soft["test"], False
                     fitted = type(rc)(**rc.get_params()).fit(fit_on, cl, logits=kind)
                     probs = fitted.predict_proba(apply_to, logits=kind)
-                    Q: Predictions | str = check_predictions(probs, labels, validate=False)
+                    Q: Predictions | str = check_predictions(probs, P.labels, validate=False)
                 except CalibrationInputError as exc:
                     Q = f"not applicable: {exc}"
                 variants.append((type(rc).__name__, Q))

@@ -59,6 +59,7 @@ def accuracy(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Top-1 accuracy: the (weighted) fraction of rows with ``argmax p = y``.
 
@@ -72,10 +73,18 @@ def accuracy(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
     float in [0, 1]
+        For PyTorch input a detached 0-d ``torch.float64`` tensor on the
+        input's device (accuracy is piecewise constant in the scores: its
+        derivative is 0 wherever it exists).
 
     Examples
     --------
@@ -84,7 +93,12 @@ def accuracy(
     0.6666666666666666
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     pred, _ = P.top_label()
     correct = pred == P.labels
@@ -102,6 +116,7 @@ def nll(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Negative log-likelihood (log score) ``-mean_i log p_{i, y_i}`` in nats.
 
@@ -119,10 +134,16 @@ def nll(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float (``inf`` possible), or a 0-d tensor (differentiable) for torch input
+    float (``inf`` possible), or a differentiable 0-d ``torch.float64`` tensor on the
+    input's device for PyTorch input (gradients reach the input in its own dtype)
 
     Examples
     --------
@@ -135,7 +156,12 @@ def nll(
     34.5388
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     if clip is not None and not (0 <= clip < 0.5):
         raise CalibrationInputError(f"clip must be in [0, 0.5); got {clip!r}")
@@ -188,6 +214,7 @@ def brier(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Brier score ``mean_i sum_k (p_ik - 1{y_i = k})^2`` (Brier 1950).
 
@@ -204,10 +231,16 @@ def brier(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float (or a differentiable 0-d tensor for torch input)
+    float (or a differentiable 0-d ``torch.float64`` tensor on the input's device for
+    PyTorch input; gradients reach the input in its own dtype)
 
     Examples
     --------
@@ -220,7 +253,12 @@ def brier(
     if reduction not in ("sum", "mean"):
         raise CalibrationInputError(f"reduction must be 'sum' or 'mean'; got {reduction!r}")
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     p = P.probs
     if is_torch(p):

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._autograd import attach_gradient, needs_grad, straight_through
 from ._backend import as_float64_numpy, is_torch, wrap_scalar
 from ._parallel import thread_map
 from .quadratic_cost import check_quadratic_cost
@@ -158,7 +159,7 @@ class L1ExponentialKernel:
 
         n = Vg.shape[0]
         R, C = _TILE_TORCH_CPU if Vg.device.type == "cpu" else _TILE_GPU
-        out = torch.empty((R, C), dtype=Vg.dtype, device=Vg.device)
+        out = torch.empty((min(R, n), min(C, n)), dtype=Vg.dtype, device=Vg.device)
         tmp = torch.empty_like(out)
         total = torch.zeros((), dtype=Vg.dtype, device=Vg.device)
         for a in range(0, n, R):
@@ -198,6 +199,7 @@ def skce(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Squared kernel calibration error of the full probability vector (Widmann et al. 2019).
 
@@ -221,10 +223,24 @@ def skce(
         the block estimator.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float (a 0-d tensor for PyTorch input, without gradient)
+    float
+        For PyTorch input a 0-d ``torch.float64`` tensor on the input's device,
+        differentiable in ``probs`` (or the logits) almost everywhere (the
+        kernel ``exp(-||p - q||_1 / bandwidth)`` has kinks where two
+        probabilities are equal). Unbiased and biased estimators: the
+        gradient is computed analytically in row blocks (O(n^2 k) time,
+        O(block) memory; first derivatives only); block estimator: by
+        autograd through a PyTorch copy of the computation. The value itself
+        is the one of the non-differentiable path, bit for bit. See
+        docs/pytorch.md.
 
     Notes
     -----
@@ -248,7 +264,12 @@ def skce(
         )
     bw = check_positive(bandwidth)
     Pr = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     if estimator != "block":
         check_quadratic_cost(
@@ -270,17 +291,81 @@ def skce(
             m = check_integer(block_size, "block_size", minimum=2)
             if m > n:
                 raise CalibrationInputError(f"block_size must be in [2, n={n}]; got {block_size!r}")
-            return wrap_scalar(float(np.mean(block_values(P, E, m, bw))), Pr.probs)
+            value = float(np.mean(block_values(P, E, m, bw)))
+            if needs_grad(Pr.probs):
+                return straight_through(value, _block_mean_torch(Pr, m, bw))
+            return wrap_scalar(value, Pr.probs)
         w = np.ones(n) if Pr.sample_weight is None else as_float64_numpy(Pr.sample_weight)
     total = L1ExponentialKernel(P, bw).quadratic_sum(E * w[:, None])
     diag = float((w * (E * E).sum(1)).sum())  # kappa(p, p) = 1
     W = float(w.sum())
     if estimator == "biased":
-        return wrap_scalar(total / W**2, Pr.probs)
+        return _with_gradient(total / W**2, Pr, P, E, w, bw, W**2, False)
     denom = W**2 - W
     if denom <= 0:
         raise CalibrationInputError("the unbiased SKCE needs a total sample weight above 1")
-    return wrap_scalar((total - diag) / denom, Pr.probs)
+    return _with_gradient((total - diag) / denom, Pr, P, E, w, bw, denom, True)
+
+
+def _with_gradient(
+    value: float, Pr: Predictions, p: Any, E: Any, w: Any, bw: float, scale: float, unbiased: bool
+) -> Any:
+    """``value`` as :func:`skce` returns it, with its gradient when the input needs one.
+
+    ``value = (S - unbiased * D) / scale`` with ``S = sum_ij kappa_ij <V_i, V_j>``,
+    ``V_i = w_i (e_{y_i} - p_i)`` and ``D = sum_i w_i ||e_{y_i} - p_i||^2``; the
+    gradient in the (full) probabilities is :func:`_kernel_sum_gradient` (plus
+    ``2 w_m (e_{y_m} - p_m)`` for ``-D``), divided by ``scale``.
+    """
+    if not needs_grad(Pr.probs):
+        return wrap_scalar(value, Pr.probs)
+    import torch
+
+    g = _kernel_sum_gradient(p, E * w[:, None], w, bw)
+    if unbiased:
+        g = g + 2.0 * w[:, None] * E
+    return attach_gradient(value, Pr.full_probs().to(torch.float64), g / scale)
+
+
+def _kernel_sum_gradient(p: Any, V: Any, w: Any, bw: float) -> Any:
+    """Gradient in ``p`` of ``S = sum_ij kappa(p_i, p_j) <V_i, V_j>``, ``V_i = w_i (e_{y_i} - p_i)``.
+
+    ``dS / dp_mk = -2 w_m sum_j kappa_mj V_jk - (2 / bw) sum_j H_mj sign(p_mk - p_jk)``
+    with ``H_mj = kappa_mj <V_m, V_j>`` (the kernel ``exp(-||p_m - p_j||_1 / bw)``
+    has a kink where two probabilities are equal; ``sign(0) = 0`` there, which is
+    the derivative on the diagonal ``j = m``). PyTorch tensors (float64, on the
+    input's device), in row blocks of about 2**22 kernel entries: O(n^2 k) time,
+    O(block) memory.
+    """
+    import torch
+
+    n, k = p.shape
+    rows = max(1, min(n, (1 << 22) // max(n, 1)))
+    out = torch.empty_like(p)
+    for a in range(0, n, rows):
+        sl = slice(a, min(n, a + rows))
+        K = torch.cdist(p[sl], p, p=1).mul_(-1.0 / bw).exp_()
+        H = K * (V[sl] @ V.T)
+        g = -2.0 * w[sl, None] * (K @ V)
+        for c in range(k):
+            g[:, c] -= (2.0 / bw) * (H * torch.sign(p[sl, c, None] - p[None, :, c])).sum(1)
+        out[sl] = g
+    return out
+
+
+def _block_mean_torch(Pr: Predictions, m: int, bw: float) -> Any:
+    """The block estimator (:func:`block_values`, mean over blocks) with differentiable PyTorch ops."""
+    import torch
+
+    p = Pr.full_probs().to(torch.float64)
+    nb = p.shape[0] // m
+    E = torch.nn.functional.one_hot(Pr.labels.long(), p.shape[1]).to(torch.float64) - p
+    Pb = p[: nb * m].reshape(nb, m, -1)
+    Eb = E[: nb * m].reshape(nb, m, -1)
+    dist = (Pb[:, :, None, :] - Pb[:, None, :, :]).abs().sum(-1)
+    H = torch.exp(-dist / bw) * torch.einsum("bik,bjk->bij", Eb, Eb)
+    off = H.sum(dim=(1, 2)) - H.diagonal(dim1=1, dim2=2).sum(-1)
+    return (off / (m * (m - 1))).mean()
 
 
 def _torch_residuals(Pr: Predictions) -> tuple[Any, Any, Any]:

@@ -59,6 +59,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._autograd import lens_tensors, needs_grad, straight_through
 from ._backend import wrap_scalar
 from .lenses import lens_arrays
 from .validation import (
@@ -211,6 +212,50 @@ def _mesh_value(nodes: np.ndarray, dens_g: np.ndarray, num_g: np.ndarray, m: int
     return float(np.sum(np.abs(num / dens) * dens) / np.sum(dens))
 
 
+def _smece_torch(f: Any, y: Any, w: Any, sigma: float) -> Any:
+    """smECE_sigma of 1-D float64 tensors, with differentiable PyTorch operations.
+
+    The steps of :class:`_Grid` and :func:`_mesh_value` (linear splitting onto
+    the grid, the reflected Gaussian convolution as a circular one by FFT,
+    linear interpolation to the mesh) in PyTorch, on ``f``'s device, so that
+    the value is differentiable in ``f``: the split is piecewise linear in
+    ``f`` (kinks where a score crosses a grid node) and ``|r_hat|`` has a kink
+    where ``r_hat = 0``; everything else is smooth. ``w`` None means unit
+    masses. Equal to ``_SmoothECE(f, y, w)(sigma)`` up to rounding; used for
+    the gradient only (:func:`smece` returns the NumPy value).
+    """
+    import torch
+
+    E = _grid_size(sigma)
+    N = 2 * (E - 1)
+    dev, dt = f.device, torch.float64
+    pos = f * float(E - 1)
+    idx = pos.detach().to(torch.int64).clamp(0, E - 2)
+    up = pos - idx.to(dt)  # the share of the upper node
+    mass = torch.ones_like(f) if w is None else w
+
+    def split(v: Any) -> Any:
+        out = torch.zeros(E, dtype=dt, device=dev)
+        return out.index_add(0, idx, v * (1 - up)).index_add(0, idx + 1, v * up)
+
+    masses = torch.stack([split(mass), split(mass * (f - y))])  # (2, E)
+    periodic = torch.cat([masses, masses.flip(1)[:, 1 : E - 1]], dim=1)  # even extension, N
+    d = np.arange(E // 2 - (E - 1), E // 2 + 1)
+    ker = np.zeros(N)
+    ker[(-d) % N] = np.exp(-0.5 * ((((E // 2 - (E - 1) / 2) - d) / (E - 1)) / sigma) ** 2) / (
+        sigma * math.sqrt(2.0 * math.pi)
+    )
+    ker_hat = torch.fft.rfft(torch.as_tensor(ker, device=dev))
+    smooth = torch.fft.irfft(torch.fft.rfft(periodic, dim=1) * ker_hat, n=N, dim=1)[:, :E]
+    u = np.linspace(0.0, 1.0, _mesh_size(sigma)) * (E - 1)
+    j = np.minimum(np.floor(u).astype(np.int64), E - 2)
+    jt = torch.as_tensor(j, device=dev)
+    a = torch.as_tensor(u - j, device=dev)
+    on_mesh = smooth[:, jt] * (1 - a) + smooth[:, jt + 1] * a
+    dens = on_mesh[0] + DENSITY_FLOOR
+    return (torch.abs(on_mesh[1] / dens) * dens).sum() / dens.sum()
+
+
 def _check_bandwidth(bandwidth: Any) -> float:
     s = check_positive(bandwidth)
     if s < MIN_BANDWIDTH:
@@ -287,6 +332,7 @@ def smece(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """SmoothECE (Błasiok & Nakkiran 2023) of P(y = 1), or of the top-label confidence.
 
@@ -322,10 +368,24 @@ def smece(
         tiny total weight) on their overall scale.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
-    float in [0, 1) (a 0-d tensor for PyTorch input)
+    float in [0, 1)
+        For PyTorch input a 0-d ``torch.float64`` tensor on the input's device,
+        differentiable in ``probs`` (or the logits): its gradient is that of
+        ``smECE_s`` at the bandwidth ``s`` used, computed with PyTorch
+        operations (differentiable almost everywhere: the linear split onto the
+        kernel grid has kinks where a score crosses a grid node, and ``|r_hat|``
+        where ``r_hat = 0``). The default fixed point ``s*`` is held constant;
+        it is a piecewise-constant function of the scores (a multiple of
+        2**-10), so this is the exact derivative wherever ``s*`` does not jump.
+        The value itself is the NumPy one, bit for bit. See docs/pytorch.md.
 
     Notes
     -----
@@ -349,10 +409,20 @@ def smece(
     """
     s = None if bandwidth is None else _check_bandwidth(bandwidth)
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     c, r, w = lens_arrays(P, lens)
-    value, _ = _smece_arrays(c, r, None if P.sample_weight is None else w, bandwidth=s)
+    value, s_used = _smece_arrays(c, r, None if P.sample_weight is None else w, bandwidth=s)
+    if needs_grad(P.probs):
+        # the value stays the NumPy one; the gradient is that of the same smECE_s in
+        # PyTorch at the bandwidth used (the fixed point s* is piecewise constant in
+        # the scores, so holding it constant is the derivative almost everywhere)
+        return straight_through(value, _smece_torch(*lens_tensors(P, lens), s_used))
     return wrap_scalar(value, P.probs)
 
 
@@ -364,6 +434,7 @@ def smece_bandwidth(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> float:
     """The SmoothECE bandwidth ``s*`` (Błasiok & Nakkiran 2023) of the lens's problem.
 
@@ -385,6 +456,11 @@ def smece_bandwidth(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -399,7 +475,12 @@ def smece_bandwidth(
     136.0
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     c, r, w = lens_arrays(P, lens)
     return float(_smece_arrays(c, r, None if P.sample_weight is None else w)[1])
@@ -464,6 +545,7 @@ def smooth_reliability(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> SmoothReliability:
     """Smooth reliability diagram data (Błasiok & Nakkiran 2023); top-label or P(y = 1).
 
@@ -491,6 +573,11 @@ def smooth_reliability(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -514,7 +601,12 @@ def smooth_reliability(
     if n_points is not None:
         n_points = check_integer(n_points, "n_points", minimum=2, maximum=MAX_POINTS)
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     c, r, w = lens_arrays(P, lens)
     if s is None:

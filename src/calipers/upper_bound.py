@@ -62,6 +62,7 @@ def calibration_upper_bound(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Calibration upper bound ``U_S(f) = E[S(f(X), Y)] - inf_Q g_S(Q)`` (Gruber & Buettner (2022) Thm. 4.3).
 
@@ -95,6 +96,11 @@ def calibration_upper_bound(
         Weighted mean of the score (a weight of 2 counts the row twice).
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -112,7 +118,12 @@ def calibration_upper_bound(
     """
     _check_score(score)
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     return _upper_bound(P, score)
 
@@ -124,6 +135,7 @@ def rbs(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Root Brier score, ``sqrt(mean_i sum_k (p_ik - 1{y_i = k})^2)`` (Gruber & Buettner (2022) "RBS").
 
@@ -143,6 +155,11 @@ def rbs(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -155,7 +172,12 @@ def rbs(
     0.632456
     """
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     return _upper_bound(P, "brier") ** 0.5
 
@@ -170,6 +192,7 @@ def recalibration_improvement(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Any:
     """Estimated change of the calibration error by a recalibration (Gruber & Buettner (2022) Prop. 4.5).
 
@@ -205,6 +228,12 @@ def recalibration_improvement(
     logits : bool, default False
         Both prediction arrays hold logits.
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs_before`` and ``probs_after``, in
+        order (1-D probabilities: ``[negative, positive]``), or a fitted
+        scikit-learn classifier (its ``classes_``); ``labels`` are then read as
+        these classes (strings, any integers). Default: labels are column
+        indices.
 
     Returns
     -------
@@ -219,10 +248,20 @@ def recalibration_improvement(
     """
     _check_score(score)
     Pb = check_predictions(
-        probs_before, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs_before,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     Pa = check_predictions(
-        probs_after, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs_after,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     if tuple(Pb.probs.shape) != tuple(Pa.probs.shape):
         raise CalibrationInputError(

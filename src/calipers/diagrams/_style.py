@@ -313,12 +313,15 @@ def resolve_models(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> dict[str, Predictions]:
     """Validated predictions of one model or of a dict of models.
 
     ``probs`` is one model's probabilities (with ``labels``), or a mapping
     ``{name: probs}`` sharing ``labels`` and ``sample_weight``, or a mapping
-    ``{name: (probs, labels)}``. One model gets the name ``""``.
+    ``{name: (probs, labels)}``. One model gets the name ``""``. ``classes``
+    (the class of each column, see :func:`calipers.check_predictions`) is the
+    same for every model.
     """
     if isinstance(probs, Mapping):
         if len(probs) == 0:
@@ -338,12 +341,22 @@ def resolve_models(
                     )
                 p, y = v, (None if isinstance(v, Predictions) else labels)
             out[str(name)] = check_predictions(
-                p, y, logits=logits, sample_weight=sample_weight, validate=validate
+                p,
+                y,
+                logits=logits,
+                sample_weight=sample_weight,
+                validate=validate,
+                classes=classes,
             )
         return out
     return {
         "": check_predictions(
-            probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+            probs,
+            labels,
+            logits=logits,
+            sample_weight=sample_weight,
+            validate=validate,
+            classes=classes,
         )
     }
 

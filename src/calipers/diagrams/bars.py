@@ -143,6 +143,7 @@ def top_k_bar_chart(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Figure:
     """Top-k calibration errors per k, one bar per model (Kirchenbauer, Oaks & Heim (2022) §5.1, Fig. 1).
 
@@ -170,6 +171,11 @@ def top_k_bar_chart(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -189,7 +195,12 @@ def top_k_bar_chart(
     """
     require_matplotlib()
     models = resolve_models(
-        probs, labels, sample_weight=sample_weight, logits=logits, validate=validate
+        probs,
+        labels,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
     )
     ks_ = [int(k) for k in ks]
     if not ks_ or any(k != kk or k < 1 for k, kk in zip(ks_, ks, strict=True)):
@@ -228,6 +239,7 @@ def group_bar_chart(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Figure:
     """Calibration of groups of classes, overall and per true group (Kirchenbauer, Oaks & Heim (2022) §5.2, Fig. 3).
 
@@ -255,6 +267,11 @@ def group_bar_chart(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -276,7 +293,12 @@ def group_bar_chart(
     """
     require_matplotlib()
     models = resolve_models(
-        probs, labels, sample_weight=sample_weight, logits=logits, validate=validate
+        probs,
+        labels,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
     )
     gs = [[int(c) for c in g] for g in groups]
     if group_names is not None and len(group_names) != len(gs):
@@ -357,6 +379,7 @@ def interval_diagram(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Figure:
     """Per-interval (Likert) calibration errors and instances per interval (Kirchenbauer, Oaks & Heim (2022) Figs. 5-6).
 
@@ -392,6 +415,11 @@ def interval_diagram(
         Counts become total weights.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -412,7 +440,12 @@ def interval_diagram(
     """
     require_matplotlib()
     models = resolve_models(
-        probs, labels, sample_weight=sample_weight, logits=logits, validate=validate
+        probs,
+        labels,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
     )
     ivs = [(float(lo), float(hi)) for lo, hi in intervals]
     if not ivs or any(not lo <= hi for lo, hi in ivs):

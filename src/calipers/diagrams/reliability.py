@@ -263,6 +263,7 @@ def reliability_diagram(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Figure:
     """Reliability diagram with the gap to the diagonal and a confidence histogram.
 
@@ -323,6 +324,11 @@ def reliability_diagram(
         Weighted bars, gaps, ECE and histogram (the histogram then shows weight).
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -365,7 +371,12 @@ def reliability_diagram(
             f"confidence_level must lie in (0, 1); got {confidence_level!r}"
         )
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     est = EqualWidth(n_bins) if estimator is None else estimator
     if isinstance(lens, str) and lens == "auto":
@@ -477,11 +488,40 @@ def reliability_diagram(
     return fig  # type: ignore[no-any-return]
 
 
+def _panel_columns(panels: Any, P: Predictions) -> list[int]:
+    """The columns of the classes in ``panels``: column indices, or members of ``P.classes``."""
+    k = P.n_classes
+    if panels is None:
+        return list(range(k))
+    wanted = list(np.atleast_1d(np.asarray(panels, dtype=object)))
+    if P.classes is not None:
+        index = {v: i for i, v in enumerate(P.classes.tolist())}
+        for v in wanted:
+            if v not in index:
+                raise CalibrationInputError(
+                    f"panels must name members of classes {P.classes.tolist()}; got {v!r}"
+                )
+        cols = [index[v] for v in wanted]
+    else:
+        ok = all(
+            isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in wanted
+        )
+        cols = [int(c) for c in wanted] if ok else []
+        if not ok or any(c < 0 or c >= k for c in cols):
+            raise CalibrationInputError(
+                f"panels must be a non-empty list of column indices in 0..{k - 1} (or of "
+                f"members of classes=, when given); got {panels!r}"
+            )
+    if not cols:
+        raise CalibrationInputError("panels must name at least one class")
+    return cols
+
+
 def classwise_reliability_grid(
     probs: Any,
     labels: Any = None,
     *,
-    classes: Any = None,
+    panels: Any = None,
     n_bins: int = 15,
     estimator: Binning | None = None,
     ncols: int | None = None,
@@ -492,6 +532,7 @@ def classwise_reliability_grid(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Figure:
     """A grid of per-class reliability diagrams (class-wise lens).
 
@@ -507,15 +548,18 @@ def classwise_reliability_grid(
     ----------
     probs : array-like of shape (n, k) or (n,)
     labels : array-like of shape (n,)
-    classes : sequence of int, optional
-        Classes to show (default all, in order).
+    panels : sequence, optional
+        The classes that get a panel, in the order given: column indices, or
+        members of ``classes`` when it is given (default: every class, in
+        column order).
     n_bins : int, default 15
         Equal-width bins; ignored when ``estimator`` is given.
     estimator : Binning, optional
     ncols : int, optional
-        Panels per row (default ``min(len(classes), 5)``).
+        Panels per row (default ``min(len(panels), 5)``).
     class_names : sequence of str, optional
-        Names indexed by class (default ``"class c"``).
+        Names indexed by column (default: the members of ``classes`` when it is
+        given, else ``"class c"``).
     show_gap : bool, default True
     ax : sequence of Axes, optional
         One Axes per shown class.
@@ -524,6 +568,11 @@ def classwise_reliability_grid(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -537,26 +586,29 @@ def classwise_reliability_grid(
     >>> from calipers.diagrams import classwise_reliability_grid
     >>> from calipers.datasets import load_default_predictions
     >>> d = load_default_predictions()
-    >>> fig = classwise_reliability_grid(d.probs["random_forest"], d.labels, classes=[0, 1, 2])
+    >>> fig = classwise_reliability_grid(d.probs["random_forest"], d.labels, panels=[0, 1, 2])
     >>> [a.get_title() for a in fig.axes if a.get_visible()]
     ['class 0', 'class 1', 'class 2']
     >>> plt.close(fig)
     """
     require_matplotlib()
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     k = P.n_classes
-    cls = list(range(k)) if classes is None else [int(c) for c in np.atleast_1d(classes)]
-    if not cls or any(c < 0 or c >= k for c in cls):
-        raise CalibrationInputError(
-            f"classes must be a non-empty subset of 0..{k - 1}; got {classes!r}"
-        )
+    cls = _panel_columns(panels, P)
     if class_names is not None and len(class_names) != k:
         raise CalibrationInputError(
             f"class_names must name all {k} classes; got {len(class_names)} names"
         )
-    names = [f"class {c}" if class_names is None else str(class_names[c]) for c in cls]
+    if class_names is None:
+        class_names = [f"class {c}" for c in range(k)] if P.classes is None else P.classes
+    names = [str(class_names[c]) for c in cls]
     est = EqualWidth(n_bins) if estimator is None else estimator
     all_stats = binned_statistics(P, lens="classwise", estimator=est)
     p_full = np.asarray(to_numpy(P.full_probs()), dtype=np.float64)

@@ -253,6 +253,7 @@ def calibration_sharpness_diagram(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Figure:
     """Calibration-sharpness diagram of one model or several side by side (Chidambaram & Ge (2024) §4.2).
 
@@ -333,6 +334,11 @@ def calibration_sharpness_diagram(
         Shared by all models.
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -362,7 +368,12 @@ def calibration_sharpness_diagram(
             f"calibration_form must be 'plugin' or 'sharpcal'; got {calibration_form!r}"
         )
     models = resolve_models(
-        probs, labels, sample_weight=sample_weight, logits=logits, validate=validate
+        probs,
+        labels,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
     )
     lenses = {resolve_lens(lens, P) for P in models.values()}
     if len(lenses) > 1:

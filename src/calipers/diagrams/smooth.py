@@ -75,6 +75,7 @@ def smooth_reliability_diagram(
     sample_weight: Any = None,
     logits: bool = False,
     validate: bool = True,
+    classes: Any = None,
 ) -> Figure:
     """Smoothed reliability diagram with density-weighted line width (SmoothECE style).
 
@@ -117,6 +118,11 @@ def smooth_reliability_diagram(
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False
     validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order (1-D ``probs``:
+        ``[negative, positive]``), or a fitted scikit-learn classifier (its
+        ``classes_``); ``labels`` are then read as these classes (strings, any
+        integers). Default: labels are column indices.
 
     Returns
     -------
@@ -152,7 +158,12 @@ def smooth_reliability_diagram(
             f"confidence_level must lie in (0, 1); got {confidence_level!r}"
         )
     P = check_predictions(
-        probs, labels, logits=logits, sample_weight=sample_weight, validate=validate
+        probs,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        validate=validate,
+        classes=classes,
     )
     use: Literal["top_label", "binary"] = (
         "binary" if resolve_lens(lens, P) == "binary" else "top_label"
