@@ -450,7 +450,7 @@ def test_unexpected_error_exit_1(
     def boom(*args: object, **kwargs: object) -> float:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(cli, "ece", boom)
+    monkeypatch.setattr(cli.table, "ece", boom)  # where the table looks it up
     code, _, err = run(["table", str(tiny)], capsys)
     assert code == 1
     assert "simulated bug" in err and "unexpected error" in err

@@ -1,0 +1,65 @@
+"""What the parsers of every subcommand share.
+
+The examples shown under every ``--help`` (:data:`EPILOG`), the types of the
+numeric options (a positive integer, a clipping epsilon), and the options of the
+metrics, ``--bins`` and ``--nll-clip``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """\
+examples:
+  calipers demo                                  the table of the embedded default
+  calipers demo --out demo/                      the whole job; HTML report etc. in demo/
+  calipers table                                 the same table (no file: embedded default)
+  calipers table preds.npz                       arrays 'probs' (or 'logits') and 'labels'
+  calipers table preds.csv --format markdown     CSV with a header: label,p0,p1,...
+  calipers table logits.npy --logits --labels y.npy
+  calipers table a.npz b.npz --out table.json    one row per file; format from the suffix
+  calipers table preds.npz --nll-clip 1e-15      also the NLL with p_y clipped to [eps, 1-eps]
+  calipers report val.npz --recalibrate ts,hb,ir --out rep/   split, recalibrate, HTML report
+  calipers report test.npz --calibration val.npz --recalibrate ts --format json
+  calipers diagram reliability preds.npz --out reliability.svg
+
+exit status: 0 ok, 1 unexpected error, 2 usage error, 3 bad input file or invalid predictions
+"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _clip_eps(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 1e-15, got {text!r}") from None
+    if not 0 < value < 0.5:
+        raise argparse.ArgumentTypeError(f"EPS must be in (0, 0.5), got {text}")
+    return value
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--bins",
+        type=_positive_int,
+        default=15,
+        metavar="N",
+        help="number of bins of every binned metric (default: 15)",
+    )
+    p.add_argument(
+        "--nll-clip",
+        type=_clip_eps,
+        default=None,
+        metavar="EPS",
+        help="also report the NLL with the true-class probability clipped to "
+        "[EPS, 1 - EPS] (e.g. 1e-15, as Kull et al. 2019); the exact NLL is always shown",
+    )

@@ -1,0 +1,370 @@
+"""``calipers table``: the standard calibration table, as text, Markdown, JSON or CSV.
+
+One row per prediction file (or per model of the embedded default): accuracy,
+NLL, Brier score, ECE, ACE, SCE, TACE, MCE, RMSCE, class-wise ECE and
+bin-averaged ECE, every number from calipers' public metric functions, with
+notes that say how each was computed (and why an NLL is infinite, when it is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..metrics import (
+    ace,
+    bin_averaged_ece,
+    classwise_ece,
+    ece,
+    mce,
+    rmsce,
+    sce,
+    tace,
+)
+from ..scores import accuracy, brier, nll
+from ..validation import Predictions
+from .exit_status import EXIT_OK
+from .inputs import _default_models, _file_models, add_input_options
+from .options import EPILOG, _add_common
+from .outputs import _emit, _info, write_atomic
+
+FORMATS = ("text", "markdown", "json", "csv")
+
+_SUFFIX_FORMAT = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".csv": "csv"}
+
+TABLE_DESCRIPTION = """\
+Print the standard calibration table: accuracy, NLL, Brier score, ECE, ACE, SCE,
+TACE, MCE, RMSCE, class-wise ECE and bin-averaged ECE, one row per model.
+
+With no FILE, the embedded default is used: out-of-fold predictions of three
+scikit-learn models on the digits data set (all 1797 rows).
+
+Prediction files (never unpickled):
+  .npz  arrays named probs/probabilities/p/y_prob or logits/scores, and
+        labels/y/targets/y_true (any case); choose with --probs-key,
+        --logits-key, --labels-key when the names differ or are ambiguous
+  .npy  one (n, k) array of probabilities (or logits with --logits);
+        labels from --labels FILE
+  .csv  header row required: a 'label' (or 'y') column and one column per
+        class (p0,p1,... or class names; logit_0,logit_1,... for logits)
+
+Nothing is clipped or renormalised unless asked (--clip, --renormalize,
+--nll-clip);
+an NLL of inf is printed as inf, with a note saying why.
+"""
+
+
+@dataclass(frozen=True)
+class _Column:
+    key: str  # JSON / CSV name
+    header: str  # text / Markdown header
+    compute: Callable[[Predictions, int], Any]
+
+
+def _columns(nll_clip: float | None) -> list[_Column]:
+    cols = [
+        _Column("accuracy", "accuracy", lambda P, b: accuracy(P, None)),
+        _Column("nll", "NLL", lambda P, b: nll(P, None)),
+    ]
+    if nll_clip is not None:
+        cols.append(
+            _Column("nll_clipped", f"NLL@{nll_clip:g}", lambda P, b: nll(P, None, clip=nll_clip))
+        )
+    cols += [
+        _Column("brier", "Brier", lambda P, b: brier(P, None)),
+        _Column("ece", "ECE", lambda P, b: ece(P, None, n_bins=b)),
+        _Column("ace", "ACE", lambda P, b: ace(P, None, n_bins=b)),
+        _Column("sce", "SCE", lambda P, b: sce(P, None, n_bins=b)),
+        _Column("tace", "TACE", lambda P, b: tace(P, None, n_bins=b)),
+        _Column("mce", "MCE", lambda P, b: mce(P, None, n_bins=b)),
+        _Column("rmsce", "RMSCE", lambda P, b: rmsce(P, None, n_bins=b)),
+        _Column("classwise_ece", "classwise ECE", lambda P, b: classwise_ece(P, None, n_bins=b)),
+        _Column(
+            "bin_averaged_ece", "bin-avg ECE", lambda P, b: bin_averaged_ece(P, None, n_bins=b)
+        ),
+    ]
+    return cols
+
+
+@dataclass
+class _Table:
+    title: str
+    sources: list[str]
+    columns: list[_Column]
+    rows: list[dict[str, Any]]
+    notes: list[str]
+    settings: dict[str, Any]
+
+
+def _zero_true_class_rows(P: Predictions) -> int:
+    """Rows whose true class has probability exactly 0 (the cause of an infinite NLL)."""
+    probs = np.asarray(P.full_probs())
+    labels = np.asarray(P.labels)
+    return int(np.count_nonzero(np.take_along_axis(probs, labels[:, None], axis=1) == 0))
+
+
+def _build_table(
+    models: list[tuple[str, Predictions]],
+    sources: list[str],
+    n_bins: int,
+    nll_clip: float | None,
+    extra_notes: Sequence[str] = (),
+) -> _Table:
+    columns = _columns(nll_clip)
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for name, P in models:
+        row: dict[str, Any] = {"model": name, "n": P.n_samples, "n_classes": P.n_classes}
+        for col in columns:
+            row[col.key] = float(col.compute(P, n_bins))
+        rows.append(row)
+        if math.isinf(row["nll"]):
+            z = _zero_true_class_rows(P)
+            clip_hint = (
+                f"; the NLL@{nll_clip:g} column clips p_y to [{nll_clip:g}, 1 - {nll_clip:g}]"
+                if nll_clip is not None
+                else "; add --nll-clip 1e-15 to also report the NLL with p_y clipped"
+            )
+            notes.append(
+                f"NLL is inf for {name}: {z} of {P.n_samples} rows give probability 0 to the "
+                "true class, and -log 0 = inf. This is the exact value, not an error: calipers "
+                f"never clips silently{clip_hint}."
+            )
+    notes.extend(extra_notes)
+    any_binary = any(P.binary for _, P in models)
+    any_multi = any(not P.binary for _, P in models)
+    lens_text = (
+        "P(y = 1) against y for 1-D binary input, the top label (confidence against "
+        "correctness) for (n, k) input"
+        if any_binary and any_multi
+        else "P(y = 1) against y (1-D binary input: the positive class, as scikit-learn, "
+        "torchmetrics, relplot and netcal read it)"
+        if any_binary
+        else "top label"
+    )
+    notes.append(
+        f"ECE, MCE, bin-avg ECE: {lens_text}, {n_bins} equal-width bins (lo, hi]; ECE weights "
+        "bins by size, MCE takes the largest gap, bin-avg ECE the plain mean over non-empty bins. "
+        f"RMSCE: same lens, {n_bins} equal-mass bins, root mean square. ACE, TACE: class-wise, "
+        f"{n_bins} equal-mass ranges over entries p > 0 (ACE) or p > 0.01 (TACE). SCE: "
+        f"class-wise, {n_bins} equal-width bins, p > 0. classwise ECE: {n_bins} equal-width "
+        "bins per class, mean over classes. Brier: sum over classes"
+        + (" ((p - y)^2 for binary P(y = 1) input)" if any_binary else "")
+        + ". NLL: nats. Arg-max ties go to the lowest class index."
+    )
+    settings = {
+        "n_bins": n_bins,
+        "nll_clip": nll_clip,
+        "tace_threshold": 0.01,
+        "brier_reduction": "sum",
+        "edge_rule": "(lo, hi]",
+    }
+    return _Table(
+        title=f"calipers {__version__} calibration table",
+        sources=sources,
+        columns=columns,
+        rows=rows,
+        notes=notes,
+        settings=settings,
+    )
+
+
+def _fmt(value: Any, places: int = 4) -> str:
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return f"{value:.{places}f}"
+    return str(value)
+
+
+def _cells(table: _Table) -> tuple[list[str], list[list[str]]]:
+    headers = ["model", "n"] + [c.header for c in table.columns]
+    body = [
+        [str(r["model"]), _fmt(r["n"])] + [_fmt(r[c.key]) for c in table.columns]
+        for r in table.rows
+    ]
+    return headers, body
+
+
+def _format_text(table: _Table) -> str:
+    headers, body = _cells(table)
+    widths = [max(len(h), *(len(row[j]) for row in body)) for j, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        parts = [cells[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    out = [table.title]
+    out += [textwrap.fill(f"source: {s}", width=100, subsequent_indent="  ") for s in table.sources]
+    out.append("")
+    out.append(line(headers))
+    out.append(line(["-" * w for w in widths]))
+    out += [line(row) for row in body]
+    out.append("")
+    for note in table.notes:
+        out.append(textwrap.fill(note, width=100, initial_indent="* ", subsequent_indent="  "))
+    return "\n".join(out) + "\n"
+
+
+def _format_markdown(table: _Table) -> str:
+    headers, body = _cells(table)
+    out = [f"**{table.title}**", ""]
+    out += [f"Source: {s}  " for s in table.sources]
+    out[-1] = out[-1].rstrip()
+    out.append("")
+    out.append("| " + " | ".join(headers) + " |")
+    out.append("| " + " | ".join(["---"] + ["---:"] * (len(headers) - 1)) + " |")
+    out += ["| " + " | ".join(row) + " |" for row in body]
+    out.append("")
+    out += [f"- {n}" for n in table.notes]
+    return "\n".join(out) + "\n"
+
+
+def _json_value(value: Any) -> Any:
+    """JSON has no infinity or NaN: such values are written as the strings "inf", "nan"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return _fmt(value)
+    return value
+
+
+def _format_json(table: _Table) -> str:
+    doc = {
+        "calipers_version": __version__,
+        "title": table.title,
+        "sources": table.sources,
+        "settings": table.settings,
+        "columns": ["model", "n", "n_classes"] + [c.key for c in table.columns],
+        "models": [{k: _json_value(v) for k, v in r.items()} for r in table.rows],
+        "notes": table.notes,
+    }
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+
+def _format_csv(table: _Table) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    keys = ["model", "n", "n_classes"] + [c.key for c in table.columns]
+    writer.writerow(keys)
+    for r in table.rows:
+        writer.writerow([repr(r[k]) if isinstance(r[k], float) else r[k] for k in keys])
+    return buf.getvalue()
+
+
+_FORMATTERS: dict[str, Callable[[_Table], str]] = {
+    "text": _format_text,
+    "markdown": _format_markdown,
+    "json": _format_json,
+    "csv": _format_csv,
+}
+
+
+def _resolve_format(args: argparse.Namespace) -> str:
+    if args.format is not None:
+        return str(args.format)
+    if args.out is not None:
+        return _SUFFIX_FORMAT.get(Path(args.out).suffix.lower(), "text")
+    return "text"
+
+
+def _cmd_table(args: argparse.Namespace) -> int:
+    if args.files:
+        models, sources = _file_models(args)
+    else:
+        models, sources = _default_models(args.renormalize)
+    extra = ["rows were renormalised to sum to 1 (--renormalize)"] if args.renormalize else []
+    if args.clip:
+        extra.append("probabilities were clipped into [0, 1] (--clip)")
+    table = _build_table(models, sources, args.bins, args.nll_clip, extra)
+    fmt = _resolve_format(args)
+    text = _FORMATTERS[fmt](table)
+    if fmt == "csv":  # keep the CSV clean: provenance and notes go to stderr
+        for line in [table.title, *(f"source: {s}" for s in sources), *table.notes]:
+            _info(line)
+    if args.out is None:
+        _emit(text)
+    else:
+        write_atomic(args.out, text, force=args.force)
+        _info(f"calipers: wrote {args.out} ({fmt})")
+    return EXIT_OK
+
+
+#: The table's wording of the input options (their file types).
+_TABLE_INPUT_HELP = {
+    "--logits": "the predictions are logits (softmax is applied)",
+    "--labels": "labels file (.npy, .npz, .csv, .txt)",
+    "--probs-key": ".npz array of probabilities",
+    "--logits-key": ".npz array of logits",
+    "--labels-key": ".npz array of labels",
+}
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``table`` subcommand to the subparsers ``sub``."""
+    table = sub.add_parser(
+        "table",
+        help="the standard calibration table for prediction files (or the embedded default)",
+        description=TABLE_DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    table.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="prediction files (.npz, .npy, .csv); one row per file. None: the embedded default",
+    )
+    _add_common(table)
+    table.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="output format (default: from the --out suffix .json/.md/.csv, else text)",
+    )
+    table.add_argument(
+        "--out", metavar="FILE", default=None, help="write to FILE (atomically) instead of stdout"
+    )
+    table.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --out file (without it an existing one is refused)",
+    )
+    add_input_options(table, repair=True, omit=("--probs",), helps=_TABLE_INPUT_HELP)
+    table.set_defaults(func=_cmd_table)
+    return table
+
+
+def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Input options without a prediction FILE are a usage error (exit status 2)."""
+    if not args.files:
+        given = [
+            opt
+            for opt, value in (
+                ("--logits", args.logits),
+                ("--labels", args.labels),
+                ("--probs-key", args.probs_key),
+                ("--logits-key", args.logits_key),
+                ("--labels-key", args.labels_key),
+                ("--clip", args.clip),
+                ("--sum-tol", args.sum_tol is not None),
+            )
+            if value
+        ]
+        if given:
+            parser.error(f"{', '.join(given)} needs a prediction FILE")
