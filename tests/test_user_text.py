@@ -27,18 +27,30 @@ FORBIDDEN = re.compile(
 
 def _user_files() -> list[Path]:
     files = [ROOT / "README.md", ROOT / "CHANGELOG.md"]
-    for folder, pattern in (("src", "*.py"), ("docs", "*.md"), ("benchmarks", "*")):
+    for folder, pattern in (
+        ("src", "*.py"),
+        ("docs", "*.md"),
+        ("docs", "*.rst"),
+        ("docs", "*.bib"),
+        ("docs", "conf.py"),
+        ("examples", "*"),
+        ("benchmarks", "*"),
+    ):
         files += [p for p in (ROOT / folder).rglob(pattern) if p.is_file()]
     return [
         p
         for p in files
-        if p.exists() and p.suffix in {".py", ".md", ".txt", ".html", ".tex", ".toml"}
+        if p.exists()
+        and p.suffix in {".py", ".md", ".rst", ".bib", ".txt", ".html", ".tex", ".toml"}
+        and "_build" not in p.parts
+        and "auto_examples" not in p.parts
+        and "generated" not in p.parts
     ]
 
 
 def test_the_user_files_are_found() -> None:
     names = {p.name for p in _user_files()}
-    assert {"README.md", "metrics.py", "cli.py", "how-calipers-computes.md"} <= names
+    assert {"README.md", "metrics.py", "program.py", "how-calipers-computes.md"} <= names
 
 
 @pytest.mark.parametrize("path", _user_files(), ids=lambda p: str(p.relative_to(ROOT)))

@@ -338,10 +338,10 @@ class EqualWidth:
     ----------
     n_bins : int, default 15
         Number of bins per coordinate (15 is the default of Guo et al. 2017 and
-        of every seed paper's tables).
+        of the tables of the papers calipers follows).
     edge_rule : {"right", "left"}, default "right"
         ``"right"``: bins ``(lo, hi]``, first bin ``[0, 1/B]`` (Guo et al.;
-        Popordanoska et al. (2024), 004; Kumar et al.). ``"left"``: bins ``[lo, hi)``, last bin
+        Popordanoska et al. (2024); Gruber & Buettner (2022); Kumar et al.). ``"left"``: bins ``[lo, hi)``, last bin
         ``[1 - 1/B, 1]`` (netcal, NumPy). Edges are ``j/B`` in the score dtype.
 
     Notes

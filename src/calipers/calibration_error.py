@@ -22,7 +22,7 @@ Aggregation
 ``class_aggregate`` combines slices (class-wise lenses): ``"mean"`` divides by
 the number of slices (Nixon et al.; Popordanoska et al. (2024)), ``"sum"`` adds them (Kull et al.
 2019; Gruber & Buettner (2022) Def. C.1), ``"weighted"`` weights each slice by its
-total weight (Gupta & Ramdas 2021's top-label ECE, whose slices are the rows
+total weight (Gupta & Ramdas 2022's top-label ECE, whose slices are the rows
 predicted as each class). A slice left empty by a selection contributes 0.
 Finally an Lp divergence with ``root`` raises the result to ``1/p``.
 """

@@ -1,12 +1,12 @@
 """KDE calibration error of Zhang, Kailkhura & Han (2020, "Mix-n-Match"), Gruber & Buettner's (2022) "KDE TCE".
 
 The calibration function ``acc(c) = P(correct | confidence = c)`` is estimated by
-Bayes' rule from two kernel density estimates on [0, 1],
+Bayes' rule from two kernel density estimates on [0, 1]::
 
     acc(c) = min(a * f_1(c) / f(c), 1),
 
 with ``f`` the density of the confidences, ``f_1`` that of the confidences of the
-correct predictions and ``a`` the accuracy, and the error is
+correct predictions and ``a`` the accuracy, and the error is::
 
     KDE-CE_p^p = int_0^1 |c - acc(c)|^p f(c) dc / int_0^1 f(c) dc.
 

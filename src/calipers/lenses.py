@@ -6,23 +6,23 @@ probability, target in {0, 1}); a slice with ``d`` columns compares vectors on
 the simplex. Lenses that look at several classes one at a time (class-wise)
 yield one slice per class; the pipeline aggregates the per-slice errors.
 
-===================  ========================================================
-lens                 scores -> targets
-===================  ========================================================
-``top_label``        max_k p_k -> 1{argmax = y} (Guo et al. 2017; Kirchenbauer, Oaks & Heim (2022) eq. 2)
-``top_k(k)``         (p_(1), ..., p_(k), 1 - sum) -> (y at those classes, rest)
-                     (Kirchenbauer, Oaks & Heim (2022) eq. 4, with the remainder column)
-``classwise``        for every class c: p_c -> 1{y = c} (one slice per class)
-``single_class(c)``  p_c -> 1{y = c} (Kirchenbauer, Oaks & Heim (2022) App. A.1)
-``canonical``        the whole vector p -> one-hot(y) (the "full" condition)
-``grouping(G)``      group sums of p -> group one-hot (Kirchenbauer, Oaks & Heim (2022) eq. 5-6)
-``binary``           P(y = 1) -> 1{y = 1} (positive-class reliability)
+=======================  ========================================================
+lens                     scores -> targets
+=======================  ========================================================
+``top_label``            max_k p_k -> 1{argmax = y} (Guo et al. 2017; Kirchenbauer, Oaks & Heim (2022) eq. 2)
+``top_k(k)``             (p_(1), ..., p_(k), 1 - sum) -> (y at those classes, rest)
+                         (Kirchenbauer, Oaks & Heim (2022) eq. 4, with the remainder column)
+``classwise``            for every class c: p_c -> 1{y = c} (one slice per class)
+``single_class(c)``      p_c -> 1{y = c} (Kirchenbauer, Oaks & Heim (2022) App. A.1)
+``canonical``            the whole vector p -> one-hot(y) (the "full" condition)
+``grouping(G)``          group sums of p -> group one-hot (Kirchenbauer, Oaks & Heim (2022) eq. 5-6)
+``binary``               P(y = 1) -> 1{y = 1} (positive-class reliability)
 ``top_label_per_class``  for every predicted class c: max_k p_k -> 1{y = c} on the
-                     rows predicted as c (Gupta & Ramdas 2021, one slice per
-                     predicted class)
-``auto``             ``binary`` for 1-D input (P(y = 1)), ``top_label`` for
-                     ``(n, k)`` input: the default of every preset
-===================  ========================================================
+                         rows predicted as c (Gupta & Ramdas 2022, one slice per
+                         predicted class)
+``auto``                 ``binary`` for 1-D input (P(y = 1)), ``top_label`` for
+                         ``(n, k)`` input: the default of every preset
+=======================  ========================================================
 
 Binary input
 ------------
@@ -160,7 +160,7 @@ def top_label(P: Predictions) -> Iterator[LensSlice]:
 
 
 def top_label_per_class(P: Predictions) -> Iterator[LensSlice]:
-    """Top-label lens conditioned on the predicted class (Gupta & Ramdas 2021).
+    """Top-label lens conditioned on the predicted class (Gupta & Ramdas 2022).
 
     One slice per class that is predicted at least once: the confidences of
     the rows whose arg-max is ``c`` against ``1{y = c}``. Gupta & Ramdas's

@@ -3,27 +3,28 @@
 Each function documents the paper, equation and convention it follows. The
 table below is the map from a name in the literature to the pipeline parts.
 
-=======================  =============  ===================================  ==========  ===========
-metric                   lens           estimator                            divergence  aggregate
-=======================  =============  ===================================  ==========  ===========
-:func:`ece`              auto           EqualWidth(15), ``(lo, hi]``          L1          weighted
-:func:`mce`              auto           EqualWidth(15)                       L1          max
-:func:`rmsce`            auto           EqualMass(15, nixon)                 L2 (root)   weighted
-:func:`bin_averaged_ece` auto           EqualWidth(15)                       L1          mean
-:func:`top_label_ece`    per predicted  EqualWidth(15)                       L1          weighted, weighted over
-                         class                                                           predicted classes
-:func:`sce`              class-wise     Nixon's even bins, ``p > 0``          L1          weighted, mean over classes
-:func:`ace`              class-wise     EqualMass(15, nixon), ``p > 0``       L1          weighted, mean over classes
-:func:`tace`             class-wise     EqualMass(15, nixon), ``p > 0.01``    L1          weighted, mean over classes
-:func:`classwise_ece`    class-wise     EqualWidth(15)                       L1          weighted, mean or sum
-:func:`top_k_ece`        top-k          KDTree(0.1)                          TVD         weighted
-:func:`full_ece`         canonical      KDTree(0.1)                          TVD         weighted
-:func:`group_ece`        grouping       KDTree(0.1)                          TVD         weighted
-:func:`interval_calibration_error`  top-label/binary, ``l <= s <= h``  KDTree(0.1)  inter-interval  weighted
-:func:`tce_p`            auto           EqualWidth(15)                       Lp (root)   weighted
-:func:`cwce_p`           class-wise     EqualWidth(15)                       Lp (root)   weighted, sum over classes
-:func:`ce_p`             canonical      KDTree(0.1)                          Lp (root)   weighted
-=======================  =============  ===================================  ==========  ===========
+==================================  =================  ==================================  ==============  ===========================
+metric                              lens               estimator                           divergence      aggregate
+==================================  =================  ==================================  ==============  ===========================
+:func:`ece`                         auto               EqualWidth(15), ``(lo, hi]``        L1              weighted
+:func:`mce`                         auto               EqualWidth(15)                      L1              max
+:func:`rmsce`                       auto               EqualMass(15, nixon)                L2 (root)       weighted
+:func:`bin_averaged_ece`            auto               EqualWidth(15)                      L1              mean
+:func:`top_label_ece`               per predicted      EqualWidth(15)                      L1              weighted, weighted over
+                                    class                                                                  predicted classes
+:func:`sce`                         class-wise         Nixon's even bins, ``p > 0``        L1              weighted, mean over classes
+:func:`ace`                         class-wise         EqualMass(15, nixon), ``p > 0``     L1              weighted, mean over classes
+:func:`tace`                        class-wise         EqualMass(15, nixon), ``p > 0.01``  L1              weighted, mean over classes
+:func:`classwise_ece`               class-wise         EqualWidth(15)                      L1              weighted, mean or sum
+:func:`top_k_ece`                   top-k              KDTree(0.1)                         TVD             weighted
+:func:`full_ece`                    canonical          KDTree(0.1)                         TVD             weighted
+:func:`group_ece`                   grouping           KDTree(0.1)                         TVD             weighted
+:func:`interval_calibration_error`  top-label/binary,  KDTree(0.1)                         inter-interval  weighted
+                                    ``l <= s <= h``
+:func:`tce_p`                       auto               EqualWidth(15)                      Lp (root)       weighted
+:func:`cwce_p`                      class-wise         EqualWidth(15)                      Lp (root)       weighted, sum over classes
+:func:`ce_p`                        canonical          KDTree(0.1)                         Lp (root)       weighted
+==================================  =================  ==================================  ==============  ===========================
 
 "auto" is the positive-class (binary) lens for 1-D input, P(y = 1) against y,
 as scikit-learn, torchmetrics, relplot and netcal read binary predictions, and
@@ -346,9 +347,9 @@ def top_label_ece(
     validate: bool = True,
     classes: Any = None,
 ) -> Any:
-    """Top-label ECE of Gupta & Ramdas (2021): the ECE of each predicted class, averaged.
+    """Top-label ECE of Gupta & Ramdas (2022): the ECE of each predicted class, averaged.
 
-    Gupta & Ramdas (2021, "Top-label calibration and multiclass-to-binary
+    Gupta & Ramdas (2022, "Top-label calibration and multiclass-to-binary
     reductions") call a predictor top-label calibrated when
     ``P(Y = c | C = c, max p = s) = s`` for every predicted class ``c``: the
     confidence must be right *within* the rows predicted as each class, not
@@ -386,7 +387,7 @@ def top_label_ece(
     Examples
     --------
     Class 0 is predicted twice (confidences 0.7 and 0.8, both correct), class 1
-    once (0.6, wrong). With one bin per class, ECE_0 = |1 - 0.75| = 0.25
+    once (0.6, wrong). With one bin per class, ECE_0 = ``|1 - 0.75|`` = 0.25
     (under-confident) and ECE_1 = 0.6 (over-confident); the plain ECE lets
     the two cancel:
 

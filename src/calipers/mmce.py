@@ -1,5 +1,7 @@
 """Maximum mean calibration error (Kumar, Sarawagi & Jain 2018; Gruber & Buettner (2022) Def. C.3).
 
+::
+
     MMCE^2 = 1/n^2 sum_{i,j} (c_i - r_i)(c_j - r_j) k(r_i, r_j),
     k(r, r') = exp(-|r - r'| / bandwidth)
 
@@ -9,7 +11,7 @@ docs/how-calipers-computes.md §4.5; bandwidth 0.4, netcal's ``exp(-2.5 |.|)``).
 weights the 1/n^2 becomes 1/W^2 and each term carries w_i w_j.
 
 The Laplacian kernel on the line makes the double sum O(n log n) without any
-n x n matrix: with the confidences sorted, sum_j d_j exp(-|r_i - r_j|/h) splits
+n x n matrix: with the confidences sorted, ``sum_j d_j exp(-|r_i - r_j|/h)`` splits
 into a left and a right exponentially-weighted cumulative sum.
 """
 

@@ -62,7 +62,7 @@ Two evaluation paths give the same numbers up to a measured tolerance:
 Measured deviation of ``binned`` from ``exact`` (default grid; n = 20 000
 scores ``~ Beta(5, 2)``, targets ``~ Bernoulli(s^2)``, unit weights; evaluation
 at the scores, with and without leave-one-out, and on ``linspace(0, 1, 1001)``;
-max over 3 seeds): max |m_hat difference| 3.3e-8 (sigma = 0.05) and 2.3e-7
+max over 3 seeds): max ``|m_hat difference|`` 3.3e-8 (sigma = 0.05) and 2.3e-7
 (sigma = 0.01) for the Gaussian; 9.1e-6 and 5.3e-6 for the Epanechnikov
 kernel. The mean ``(m_hat(s_i) - s_i)^2`` (Chidambaram & Ge's (2024) d_CAL) differed by at
 most 3.2e-8 relative. Where the KDE is tiny (between ``1e-9`` and ``1e-6`` of

@@ -226,7 +226,7 @@ def brier(
         two-class sum.
     labels : array-like of shape (n,)
     reduction : {"sum", "mean"}, default "sum"
-        ``"sum"`` over classes (Chidambaram & Ge (2024), 003, 004; range [0, 2]) or ``"mean"``
+        ``"sum"`` over classes (Chidambaram & Ge 2024, Popordanoska et al. 2024, Gruber & Buettner 2022; range [0, 2]) or ``"mean"``
         over classes (the "Brier / K" that Kull et al. 2019 print).
     sample_weight : array-like of shape (n,), optional
     logits : bool, default False

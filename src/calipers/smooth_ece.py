@@ -3,13 +3,13 @@
 "Smooth ECE: principled reliability diagrams via kernel smoothing" (used in
 Chidambaram & Ge's (2024) tables and its App. G). The residual ``r_i = f_i - y_i`` of every
 prediction is smoothed over the confidence axis with a Gaussian kernel
-reflected at 0 and 1,
+reflected at 0 and 1::
 
     r_hat(t) = sum_i w_i K_s(t, f_i) (f_i - y_i) / (delta(t) + 1e-4),
     delta(t) = sum_i w_i K_s(t, f_i),
 
 and the calibration error at bandwidth ``s`` is the density-weighted mean of
-``|r_hat|`` over a uniform mesh ``t_1..t_M`` of [0, 1]:
+``|r_hat|`` over a uniform mesh ``t_1..t_M`` of [0, 1]::
 
     smECE_s = sum_m |r_hat(t_m)| (delta(t_m) + 1e-4) / sum_m (delta(t_m) + 1e-4).
 

@@ -54,7 +54,7 @@ class MatrixScaling(Recalibrator):
     """Matrix scaling, ``softmax(W z + b)`` (Guo et al. 2017; ODIR: Kull et al. 2019).
 
     Fitted by minimising, with L-BFGS-B and the analytic gradient, from
-    ``W = I, b = 0`` (the identity map),
+    ``W = I, b = 0`` (the identity map)::
 
         L(W, b) = NLL(W, b) + lambda_ / (k (k - 1)) * sum_{i != j} W_ij^2
                             + mu / k * sum_j b_j^2           (reg="odir"),
