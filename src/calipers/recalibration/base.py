@@ -111,7 +111,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -1121,7 +1120,7 @@ class Recalibrator:
         return load_recalibrator(text, expected=cls, max_bytes=max_bytes)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_json` to ``path`` atomically.
+        """Write :meth:`to_json` to ``path`` atomically (:func:`calipers.output.write_atomic`).
 
         Examples
         --------
@@ -1132,16 +1131,9 @@ class Recalibrator:
         >>> cp.HistogramBinning.load(path).n_bins
         10
         """
-        d = os.path.dirname(os.fspath(path)) or "."
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".calipers-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(self.to_json())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        from ..output import write_atomic
+
+        write_atomic(os.fspath(path), self.to_json())
 
     @classmethod
     def load(
