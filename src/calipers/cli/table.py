@@ -58,6 +58,9 @@ Prediction files (never unpickled):
         labels from --labels FILE
   .csv  header row required: a 'label' (or 'y') column and one column per
         class (p0,p1,... or class names; logit_0,logit_1,... for logits)
+  .parquet  the .csv layout, or a list column of vectors (needs pyarrow >= 14.0.1)
+  .pt/.pth  torch.save of a tensor, a dict of tensors (read as .npz) or a pair
+        (needs PyTorch; loaded with weights_only=True)
 
 Nothing is clipped or renormalised unless asked (--clip, --renormalize,
 --nll-clip);
@@ -308,7 +311,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
 #: The table's wording of the input options (their file types).
 _TABLE_INPUT_HELP = {
     "--logits": "the predictions are logits (softmax is applied)",
-    "--labels": "labels file (.npy, .npz, .csv, .txt)",
+    "--labels": "labels file (.npy, .npz, .csv, .txt, .parquet, .pt)",
     "--probs-key": ".npz array of probabilities",
     "--logits-key": ".npz array of logits",
     "--labels-key": ".npz array of labels",
@@ -328,7 +331,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "files",
         nargs="*",
         metavar="FILE",
-        help="prediction files (.npz, .npy, .csv); one row per file. None: the embedded default",
+        help="prediction files (.npz, .npy, .csv, .parquet, .pt); one row per file. None: the embedded default",
     )
     _add_common(table)
     table.add_argument(
