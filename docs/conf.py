@@ -13,6 +13,7 @@ network: no intersphinx inventories are downloaded.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import warnings
@@ -75,6 +76,10 @@ autosummary_imported_members = False
 autodoc_typehints = "none"  # the numpydoc Parameters sections give the types
 autodoc_member_order = "bysource"
 autodoc_default_options: dict[str, object] = {}
+# calipers.torchmetrics subclasses torchmetrics.Metric; without the optional
+# dependency its page is built from mocked imports
+if importlib.util.find_spec("torchmetrics") is None:
+    autodoc_mock_imports = ["torch", "torchmetrics"]
 autoclass_content = "class"
 add_module_names = False
 

@@ -307,6 +307,8 @@ def _public_modules() -> list[ModuleType]:
     for info in pkgutil.iter_modules(calipers.__path__):
         if info.name.startswith("_") or info.name in NOT_API:
             continue
+        if info.name == "torchmetrics" and importlib.util.find_spec("torchmetrics") is None:
+            continue  # the optional torchmetrics objects need torchmetrics installed
         mods.append(importlib.import_module(f"calipers.{info.name}"))
     return mods
 

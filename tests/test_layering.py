@@ -75,6 +75,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "calipers.proper_calibration_error",
             "calipers.calibration_sharpness",
             "calipers.upper_bound",
+            "calipers.torchmetrics",
         ),
     ),
     (
@@ -87,7 +88,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("recalibration", ("calipers.recalibration",)),
-    ("diagrams", ("calipers.diagrams", "calipers.reliability_table")),
+    (
+        "diagrams",
+        ("calipers.diagrams", "calipers.reliability_table", "calipers.calibration_state"),
+    ),
     ("report", ("calipers.report", "calipers._latex")),
     ("namespace", ("calipers",)),
     ("cli", ("calipers.cli", "calipers.__main__")),

@@ -25,6 +25,7 @@ from .calibration_sharpness import (
     calibration_sharpness,
     confidence_calibration_error,
 )
+from .calibration_state import CalibrationState
 from .calibration_test import CalibrationTestResult, consistency_test, skce_test
 from .confidence_interval import (
     ConfidenceInterval,
@@ -224,6 +225,7 @@ __all__ = [
     "report",
     "Report",
     "reliability_table",
+    "CalibrationState",
     # validation
     "check_predictions",
     "Predictions",

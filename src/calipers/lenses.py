@@ -239,13 +239,15 @@ def top_k(k: int) -> Lens:
             idx = torch.argsort(-p, dim=1, stable=True)[:, :k]
             s = torch.gather(p, 1, idx)
             t = (idx == P.labels[:, None]).to(p.dtype)
-            s = torch.cat([s, (1 - s.sum(1, keepdim=True))], dim=1)
+            # the rest's mass, >= 0 (rows summing to 1 + ulps leave -2e-16)
+            s = torch.cat([s, (1 - s.sum(1, keepdim=True)).clamp_min(0)], dim=1)
             t = torch.cat([t, (1 - t.sum(1, keepdim=True))], dim=1)
         else:
             idx = np.argsort(-p, axis=1, kind="stable")[:, :k]
             s = np.take_along_axis(p, idx, axis=1)
             t = (idx == P.labels[:, None]).astype(p.dtype)
-            s = np.concatenate([s, 1 - s.sum(1, keepdims=True)], axis=1)
+            # the rest's mass, >= 0 (rows summing to 1 + ulps leave -2e-16)
+            s = np.concatenate([s, np.maximum(1 - s.sum(1, keepdims=True), 0)], axis=1)
             t = np.concatenate([t, 1 - t.sum(1, keepdims=True)], axis=1)
         yield LensSlice(s, t, P.labels, P.sample_weight, f"top-{k}")
 

@@ -1,0 +1,778 @@
+"""Mergeable calibration state: streamed and distributed binned metrics.
+
+A :class:`CalibrationState` holds the per-bin sufficient statistics of every
+lens slice (:class:`~calipers.binning.BinStatistics` totals, plus the sums of
+squared weights, squared scores and score-target products) and running totals
+for accuracy, NLL and the Brier score. ``update`` adds a batch, ``merge`` adds
+another state with the same configuration (associative and commutative: the
+totals only add), ``compute`` returns the calibration error that
+:func:`calipers.calibration_error` gives on the concatenated data, and
+``to_json`` / ``from_json`` write the state as plain JSON (floats as exact
+hexadecimal strings, no pickle).
+
+Only estimators whose bin for a score does not depend on the other scores can
+be streamed: :class:`~calipers.binning.EqualWidth` (the bins of Guo et al.
+2017) and :class:`~calipers.binning.FixedEdges` (e.g. the bins of Nixon et al.
+2019 for SCE, or of Kull et al. 2019 for class-wise ECE). Equal-mass and k-d
+tree bins are computed from quantiles or means of the whole sample and are
+refused.
+
+Exactness: per-bin totals are sums of float64 values; a state built from one
+batch gives exactly the in-memory number, and states of several batches add
+the same values in another order, so they agree with it to a few units in the
+last place (the tests use a relative tolerance of 1e-12).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from ._backend import as_float64_numpy, to_numpy
+from .binning import (
+    Binning,
+    BinStatistics,
+    EqualMass,
+    EqualWidth,
+    FixedEdges,
+    KDTree,
+    _check_unit_interval,
+    equal_width_edges,
+)
+from .calibration_error import _aggregate_bins, _aggregate_slices
+from .decomposition import MurphyDecomposition
+from .diagrams.reliability import wilson_interval
+from .divergences import KL, TVD, Divergence, Lp, get_divergence
+from .lenses import Lens, get_lens, top_k
+from .metrics import nixon_even_bins
+from .reliability_table import RELIABILITY_TABLE_COLUMNS, _clopper_pearson, _frame_or_records
+from .scores import accuracy, brier, nll
+from .selection import LabelSelection, ScoreInterval, Selection, combine, threshold
+from .validation import CalibrationInputError, Predictions, check_predictions
+
+__all__ = ["CalibrationState"]
+
+_FORMAT = "calipers.CalibrationState/1"
+_NAMED_LENSES = ("auto", "top_label", "top_label_per_class", "classwise", "binary")
+_NAMED_DIVERGENCES = ("l1", "tvd", "l2", "squared_l2", "kl")
+
+
+# ----------------------------------------------------------------------------- exact floats
+
+
+def _hex(x: float) -> str:
+    return float(x).hex()
+
+
+def _enc(a: np.ndarray) -> dict[str, Any]:
+    a = np.asarray(a)
+    if a.dtype.kind in "iu":
+        return {"shape": list(a.shape), "int": [int(v) for v in a.reshape(-1)]}
+    return {"shape": list(a.shape), "hex": [float(v).hex() for v in a.reshape(-1)]}
+
+
+def _dec(d: dict[str, Any]) -> np.ndarray:
+    shape = tuple(d["shape"])
+    if "int" in d:
+        return np.array(d["int"], dtype=np.int64).reshape(shape)
+    return np.array([float.fromhex(v) for v in d["hex"]], dtype=np.float64).reshape(shape)
+
+
+# ----------------------------------------------------------------------------- configuration
+
+
+def _lens_spec(lens: str | Lens) -> Any:
+    if isinstance(lens, str):
+        if lens not in _NAMED_LENSES:
+            raise CalibrationInputError(
+                f"CalibrationState needs a lens among {list(_NAMED_LENSES)} or top_k(k); got {lens!r}"
+            )
+        return lens
+    m = re.fullmatch(r"top_(\d+)", getattr(lens, "__name__", ""))
+    if m is None:
+        raise CalibrationInputError(
+            f"CalibrationState needs a lens among {list(_NAMED_LENSES)} or top_k(k); got {lens!r}"
+        )
+    return {"top_k": int(m.group(1))}
+
+
+def _selection_spec(selection: Selection | Iterable[Selection] | None) -> list[Any]:
+    if selection is None:
+        return []
+    sels = [selection] if callable(selection) else list(selection)
+    out: list[Any] = []
+    for s in sels:
+        if isinstance(s, ScoreInterval):
+            out.append(
+                {
+                    "score_interval": [_hex(s.low), _hex(s.high)],
+                    "closed": s.closed,
+                    "dim": s.dim,
+                }
+            )
+        elif isinstance(s, LabelSelection):
+            out.append({"labels": list(s.classes)})
+        else:
+            raise CalibrationInputError(
+                f"CalibrationState supports ScoreInterval, threshold and LabelSelection selections; got {s!r}"
+            )
+    return out
+
+
+def _estimator_spec(estimator: Binning | None) -> dict[str, Any]:
+    est = EqualWidth(15) if estimator is None else estimator
+    if isinstance(est, EqualWidth):
+        return {"equal_width": int(est.n_bins), "edge_rule": est.edge_rule}
+    if isinstance(est, FixedEdges):
+        return {"fixed_edges": [_hex(e) for e in est.edges], "closed": est.closed}
+    if isinstance(est, EqualMass):
+        raise CalibrationInputError(
+            "equal-mass bins need quantiles of the whole data set and are not yet streamable; "
+            "use EqualWidth or FixedEdges bins with CalibrationState"
+        )
+    if isinstance(est, KDTree):
+        raise CalibrationInputError(
+            "k-d tree bins are split at means of the whole data set and are not streamable; "
+            "use EqualWidth or FixedEdges bins with CalibrationState"
+        )
+    raise CalibrationInputError(
+        f"CalibrationState needs fixed bins (EqualWidth or FixedEdges); got {est!r}"
+    )
+
+
+def _divergence_spec(divergence: str | Divergence) -> Any:
+    if isinstance(divergence, str):
+        if divergence not in _NAMED_DIVERGENCES:
+            get_divergence(divergence)  # raises the usual message
+        return divergence
+    if isinstance(divergence, Lp):
+        return {"lp": _hex(divergence.p), "root": divergence.root_}
+    if isinstance(divergence, TVD):
+        return {"tvd": True}
+    if isinstance(divergence, KL):
+        return {"kl": True}
+    raise CalibrationInputError(
+        f"CalibrationState supports named divergences, Lp, TVD and KL; got {divergence!r}"
+    )
+
+
+def _build(config: dict[str, Any]) -> tuple[Lens, Selection | None, Binning, Divergence]:
+    lspec = config["lens"]
+    lens = get_lens(lspec) if isinstance(lspec, str) else top_k(lspec["top_k"])
+    sels: list[Selection] = []
+    for s in config["selection"]:
+        if "labels" in s:
+            sels.append(LabelSelection(s["labels"]))
+        else:
+            lo, hi = (float.fromhex(v) for v in s["score_interval"])
+            sels.append(ScoreInterval(lo, hi, s["closed"], s["dim"]))
+    e = config["estimator"]
+    est: Binning
+    if "equal_width" in e:
+        est = EqualWidth(e["equal_width"], e["edge_rule"])
+    else:
+        est = FixedEdges([float.fromhex(v) for v in e["fixed_edges"]], e["closed"])
+    d = config["divergence"]
+    div: Divergence
+    if isinstance(d, str):
+        div = get_divergence(d)
+    elif "lp" in d:
+        div = Lp(float.fromhex(d["lp"]), d["root"])
+    elif "tvd" in d:
+        div = TVD()
+    else:
+        div = KL()
+    return lens, combine(sels), est, div
+
+
+def _natural_key(name: str) -> list[Any]:
+    """Sort ``"class 10"`` after ``"class 2"``: the order in which lenses yield slices."""
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", name)]
+
+
+# ----------------------------------------------------------------------------- per-slice totals
+
+_FIELDS = (
+    "weight",
+    "count",
+    "sum_w2",
+    "sum_score",
+    "sum_target",
+    "sum_target_sq",
+    "sum_score_sq",
+    "sum_score_target",
+)
+
+
+@dataclass
+class _SliceTotals:
+    """Per-bin totals of one slice, for the bins (``keys``) that have samples."""
+
+    keys: np.ndarray
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @staticmethod
+    def empty(d: int) -> _SliceTotals:
+        shape: tuple[int, ...] = (0,) if d == 0 else (0, d)
+        arrays = {
+            f: np.zeros(0) if f in ("weight", "count", "sum_w2") else np.zeros(shape)
+            for f in _FIELDS
+        }
+        return _SliceTotals(np.zeros(0, dtype=np.int64), arrays)
+
+    def __add__(self, other: _SliceTotals) -> _SliceTotals:
+        keys = np.union1d(self.keys, other.keys).astype(np.int64)
+        out: dict[str, np.ndarray] = {}
+        for f in _FIELDS:
+            a, b = self.arrays[f], other.arrays[f]
+            z = np.zeros((keys.shape[0],) + a.shape[1:])
+            z[np.searchsorted(keys, self.keys)] += a
+            z[np.searchsorted(keys, other.keys)] += b
+            out[f] = z
+        return _SliceTotals(keys, out)
+
+    def dense(self, n_bins: int | None) -> tuple[BinStatistics, dict[str, np.ndarray]]:
+        """The totals over all ``n_bins`` bins (1-D scores) or the occupied cells (vectors)."""
+        if n_bins is None:
+            arrs = self.arrays
+        else:
+            arrs = {}
+            for f, a in self.arrays.items():
+                z = np.zeros((n_bins,) + a.shape[1:])
+                z[self.keys] = a
+                arrs[f] = z
+        st = BinStatistics(
+            arrs["weight"],
+            arrs["count"],
+            arrs["sum_score"],
+            arrs["sum_target"],
+            arrs["sum_target_sq"],
+        )
+        return st, arrs
+
+
+def _sums(ids: np.ndarray, B: int, v: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    if v.ndim == 1:
+        return np.bincount(ids, v if w is None else v * w, B)
+    return np.stack([_sums(ids, B, v[:, j], w) for j in range(v.shape[1])], axis=1)
+
+
+def _keys(est: Binning, scores: Any, weights: Any, n_bins: int) -> np.ndarray:
+    """Bin index of every row: the bin for 1-D scores, the flat grid cell for vectors."""
+    if scores.ndim == 1 or scores.shape[1] == 1:
+        s = scores if scores.ndim == 1 else scores[:, 0]
+        return np.asarray(to_numpy(est.assign(s, weights)[0]), dtype=np.int64)
+    if not isinstance(est, EqualWidth):
+        raise CalibrationInputError("vector lenses need EqualWidth bins")
+    _check_unit_interval(scores, "EqualWidth")
+    d = int(scores.shape[1])
+    if n_bins ** (d - 1) >= 2**62:
+        raise CalibrationInputError(
+            f"{n_bins}**{d - 1} grid cells are too many to index; use fewer bins or a smaller k"
+        )
+    key = np.zeros(int(scores.shape[0]), dtype=np.int64)
+    for j in range(d - 1):
+        key = key * n_bins + np.asarray(to_numpy(est._assign_1d(scores[:, j])), dtype=np.int64)
+    return key
+
+
+# ----------------------------------------------------------------------------- the state
+
+
+class CalibrationState:
+    """Mergeable, serialisable totals of a binned calibration error and proper scores.
+
+    Built from the arguments of :func:`calipers.calibration_error` (with fixed
+    bins only), it accumulates batches with :meth:`update`, combines with other
+    states by :meth:`merge` and gives the in-memory values of
+    :meth:`compute` (the calibration error), :meth:`accuracy`, :meth:`nll`,
+    :meth:`brier`, :meth:`murphy_decomposition` and :meth:`reliability_table`
+    for all the data seen. The binned estimate is the histogram estimate of
+    Kirchenbauer, Oaks & Heim (2022) eq. 3; the presets (:meth:`for_metric`)
+    give the ECE and MCE of Guo et al. (2017), the SCE of Nixon et al. (2019)
+    and the class-wise ECE of Kull et al. (2019).
+
+    Parameters
+    ----------
+    lens : str or top_k(k), default "auto"
+        ``"auto"``, ``"top_label"``, ``"top_label_per_class"``, ``"classwise"``,
+        ``"binary"`` or :func:`calipers.top_k`.
+    selection : ScoreInterval, LabelSelection or a list of them, optional
+        As in :func:`calipers.calibration_error` (e.g. ``threshold(0)``).
+    estimator : EqualWidth or FixedEdges, default ``EqualWidth(15)``
+        Data-driven bins (``EqualMass``, ``KDTree``) raise
+        :class:`~calipers.validation.CalibrationInputError`.
+    divergence : str, Lp, TVD or KL, default "l1"
+    aggregate : {"weighted", "mean", "max"}, default "weighted"
+    class_aggregate : {"mean", "sum", "weighted"}, default "mean"
+
+    Notes
+    -----
+    The number of classes (and whether probabilities are 1-D binary) is fixed
+    by the first :meth:`update`; later batches must agree. NLL, Brier score and
+    accuracy are totals of per-batch weighted sums, so they match the in-memory
+    values to rounding (relative 1e-12), as do the bin totals of several
+    batches. The Murphy decomposition uses the identities
+    ``sum w (s - s_b)^2 = sum w s^2 - W_b s_b^2`` per bin, so it agrees to about
+    1e-12 in absolute terms.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calipers as cp
+    >>> from calipers.calibration_state import CalibrationState
+    >>> P = np.array([[.6,.3,.1],[.4,.4,.2],[.8,.1,.1],[.2,.5,.3],[.98,.015,.005],[.34,.33,.33]])
+    >>> y = np.array([0, 1, 0, 2, 0, 1])
+    >>> a = CalibrationState.for_metric("ece", n_bins=5); a.update(P[:2], y[:2])
+    >>> b = CalibrationState.for_metric("ece", n_bins=5); b.update(P[2:], y[2:])
+    >>> c = CalibrationState.from_json(a.to_json()).merge(b)
+    >>> round(c.compute(), 6), round(cp.ece(P, y, n_bins=5), 6)
+    (0.176667, 0.176667)
+    """
+
+    def __init__(
+        self,
+        *,
+        lens: str | Lens = "auto",
+        selection: Selection | Iterable[Selection] | None = None,
+        estimator: Binning | None = None,
+        divergence: str | Divergence = "l1",
+        aggregate: Literal["weighted", "mean", "max"] = "weighted",
+        class_aggregate: Literal["mean", "sum", "weighted"] = "mean",
+    ) -> None:
+        if aggregate not in ("weighted", "mean", "max"):
+            raise CalibrationInputError(
+                f"aggregate must be 'weighted', 'mean' or 'max'; got {aggregate!r}"
+            )
+        if class_aggregate not in ("mean", "sum", "weighted"):
+            raise CalibrationInputError(
+                f"class_aggregate must be 'mean', 'sum' or 'weighted'; got {class_aggregate!r}"
+            )
+        self.config: dict[str, Any] = {
+            "lens": _lens_spec(lens),
+            "selection": _selection_spec(selection),
+            "estimator": _estimator_spec(estimator),
+            "divergence": _divergence_spec(divergence),
+            "aggregate": aggregate,
+            "class_aggregate": class_aggregate,
+        }
+        self._init_parts()
+        self.n_classes: int | None = None
+        self.binary: bool | None = None
+        self.slices: dict[str, _SliceTotals] = {}
+        # total weight, weighted sums of correctness, log loss and Brier score
+        self.totals = np.zeros(4)
+
+    def _init_parts(self) -> None:
+        self._lens, self._selection, self._estimator, self._divergence = _build(self.config)
+        n = getattr(self._estimator, "n_bins", None)
+        self._n_bins = int(n) if n is not None else 0
+
+    # ------------------------------------------------------------------ presets
+
+    @classmethod
+    def for_metric(
+        cls,
+        metric: str,
+        *,
+        n_bins: int = 15,
+        edge_rule: Literal["right", "left"] = "right",
+        **kw: Any,
+    ) -> CalibrationState:
+        """A state configured as a named preset of :mod:`calipers.metrics`.
+
+        ``metric`` is one of ``"ece"``, ``"mce"``, ``"bin_averaged_ece"``,
+        ``"top_label_ece"``, ``"sce"`` (``threshold=`` keyword, default 0),
+        ``"classwise_ece"`` (``reduction=`` ``"mean"`` or ``"sum"``),
+        ``"tce_p"`` and ``"cwce_p"`` (``p=``, ``root=``), ``"rmsce"`` (with
+        equal-width bins instead of the preset's equal-mass ones: the value of
+        ``cp.rmsce(..., estimator=cp.EqualWidth(n_bins))``), and ``"top_k_ece"``
+        (``k=``; equal-width grid bins, i.e. ``cp.top_k_ece(...,
+        estimator=cp.EqualWidth(n_bins))``). Other keywords (``lens=`` for the
+        one-slice presets, ``estimator=``) go to the constructor.
+
+        Examples
+        --------
+        >>> from calipers.calibration_state import CalibrationState
+        >>> CalibrationState.for_metric("sce", n_bins=5).config["estimator"]["closed"]
+        'left'
+        >>> CalibrationState.for_metric("ace")
+        Traceback (most recent call last):
+        ...
+        calipers.validation.CalibrationInputError: ace uses equal-mass bins, which need quantiles of the whole data set and are not yet streamable
+        """
+        ew = EqualWidth(n_bins, edge_rule)
+        if metric in ("ace", "tace"):
+            raise CalibrationInputError(
+                f"{metric} uses equal-mass bins, which need quantiles of the whole data set "
+                "and are not yet streamable"
+            )
+        if metric == "ece":
+            return cls(estimator=ew, **kw)
+        if metric == "mce":
+            return cls(estimator=ew, aggregate="max", **kw)
+        if metric == "bin_averaged_ece":
+            return cls(estimator=ew, aggregate="mean", **kw)
+        if metric == "rmsce":
+            return cls(**{"estimator": EqualWidth(n_bins), "divergence": "l2", **kw})
+        if metric == "top_label_ece":
+            ca = kw.pop("class_aggregate", "weighted")
+            return cls(
+                **{"estimator": EqualWidth(n_bins), "lens": "top_label_per_class", **kw},
+                class_aggregate=ca,
+            )
+        if metric == "sce":
+            thr = kw.pop("threshold", 0.0)
+            return cls(
+                lens="classwise",
+                selection=threshold(thr),
+                estimator=nixon_even_bins(n_bins),
+                class_aggregate="mean",
+                **kw,
+            )
+        if metric == "classwise_ece":
+            red = kw.pop("reduction", "mean")
+            return cls(**{"estimator": ew, "lens": "classwise", **kw}, class_aggregate=red)
+        if metric in ("tce_p", "cwce_p"):
+            div = Lp(kw.pop("p", 2.0), kw.pop("root", True))
+            if metric == "tce_p":
+                return cls(**{"estimator": EqualWidth(n_bins), **kw}, divergence=div)
+            return cls(
+                **{"estimator": EqualWidth(n_bins), **kw},
+                lens="classwise",
+                divergence=div,
+                class_aggregate="sum",
+            )
+        if metric == "top_k_ece":
+            k = kw.pop("k", 5)
+            return cls(**{"estimator": EqualWidth(n_bins), **kw}, lens=top_k(k), divergence=TVD())
+        raise CalibrationInputError(f"no streamable preset named {metric!r}")
+
+    # ------------------------------------------------------------------ accumulation
+
+    def update(
+        self, probs: Any, labels: Any, sample_weight: Any = None, *, logits: bool = False
+    ) -> None:
+        """Add a batch (validated by :func:`calipers.check_predictions`)."""
+        P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
+        self._check_shape(P)
+        for sl in self._lens(P):
+            if self._selection is not None:
+                keep = self._selection(sl)
+                if not bool(keep.all()):
+                    sl = sl.subset(keep)
+            d = 0 if sl.scores.ndim == 1 else int(sl.scores.shape[1])
+            if sl.n == 0:
+                part = _SliceTotals.empty(d)
+            else:
+                part = self._slice_totals(sl.scores, sl.targets, sl.weights)
+            prev = self.slices.get(sl.name)
+            self.slices[sl.name] = part if prev is None else prev + part
+        n = int(P.probs.shape[0])
+        if n > 0:
+            w = None if P.sample_weight is None else as_float64_numpy(P.sample_weight)
+            W = float(n) if w is None else float(np.sum(w))
+            if W > 0:
+                self.totals += (
+                    W,
+                    W * float(accuracy(P, None)),
+                    W * float(nll(P, None)),
+                    W * float(brier(P, None)),
+                )
+
+    def _check_shape(self, P: Predictions) -> None:
+        if self.n_classes is None:
+            self.n_classes, self.binary = int(P.n_classes), bool(P.binary)
+        elif (self.n_classes, self.binary) != (int(P.n_classes), bool(P.binary)):
+            raise CalibrationInputError(
+                f"this state holds {self._shape_text(self.n_classes, self.binary)}; "
+                f"the batch has {self._shape_text(int(P.n_classes), bool(P.binary))}"
+            )
+
+    @staticmethod
+    def _shape_text(k: int | None, binary: bool | None) -> str:
+        return "1-D binary probabilities" if binary else f"{k} classes"
+
+    def _slice_totals(self, scores: Any, targets: Any, weights: Any) -> _SliceTotals:
+        keys = _keys(self._estimator, scores, weights, self._n_bins)
+        uniq, ids = np.unique(keys, return_inverse=True)
+        ids = ids.reshape(-1)
+        B = int(uniq.shape[0])
+        s = as_float64_numpy(scores)
+        t = as_float64_numpy(targets)
+        w = None if weights is None else as_float64_numpy(weights)
+        count = np.bincount(ids, None, B)
+        arrays = {
+            "weight": count if w is None else np.bincount(ids, w, B),
+            "count": count,
+            "sum_w2": count if w is None else np.bincount(ids, w * w, B),
+            "sum_score": _sums(ids, B, s, w),
+            "sum_target": _sums(ids, B, t, w),
+            "sum_target_sq": _sums(ids, B, t * t, w),
+            "sum_score_sq": _sums(ids, B, s * s, w),
+            "sum_score_target": _sums(ids, B, s * t, w),
+        }
+        return _SliceTotals(uniq.astype(np.int64), arrays)
+
+    def merge(self, other: CalibrationState) -> CalibrationState:
+        """A new state with the totals of both (same configuration and classes)."""
+        if not isinstance(other, CalibrationState) or other.config != self.config:
+            raise CalibrationInputError(
+                "cannot merge calibration states with different configurations: "
+                f"{self.config} and {getattr(other, 'config', other)!r}"
+            )
+        out = CalibrationState._from_config(self.config)
+        for st in (self, other):
+            if st.n_classes is not None:
+                if out.n_classes is not None and (out.n_classes, out.binary) != (
+                    st.n_classes,
+                    st.binary,
+                ):
+                    raise CalibrationInputError(
+                        f"cannot merge a state of {self._shape_text(out.n_classes, out.binary)} "
+                        f"with one of {self._shape_text(st.n_classes, st.binary)}"
+                    )
+                out.n_classes, out.binary = st.n_classes, st.binary
+        for name in set(self.slices) | set(other.slices):
+            a, b = self.slices.get(name), other.slices.get(name)
+            out.slices[name] = a + b if (a is not None and b is not None) else (a or b)  # type: ignore[assignment]
+        out.totals = self.totals + other.totals
+        return out
+
+    __add__ = merge
+
+    @classmethod
+    def _from_config(cls, config: dict[str, Any]) -> CalibrationState:
+        st = cls.__new__(cls)
+        st.config = json.loads(json.dumps(config))
+        st._init_parts()
+        st.n_classes, st.binary = None, None
+        st.slices = {}
+        st.totals = np.zeros(4)
+        return st
+
+    # ------------------------------------------------------------------ results
+
+    def _ordered(self) -> list[tuple[str, _SliceTotals]]:
+        return [(n, self.slices[n]) for n in sorted(self.slices, key=_natural_key)]
+
+    def _dense(self, sl: _SliceTotals) -> tuple[BinStatistics, dict[str, np.ndarray]]:
+        vector = sl.arrays["sum_score"].ndim == 2
+        return sl.dense(None if vector else self._n_bins)
+
+    def compute(self) -> float:
+        """The calibration error of all data seen (as :func:`calipers.calibration_error`)."""
+        values: list[float] = []
+        weights: list[float] = []
+        any_nonempty = False
+        for _, sl in self._ordered():
+            st, _ = self._dense(sl)
+            total = float(st.weight.sum())
+            weights.append(total)
+            if total <= 0:
+                values.append(0.0)
+                continue
+            any_nonempty = True
+            with np.errstate(invalid="ignore", divide="ignore"):
+                d = np.asarray(self._divergence(st.mean_target, st.mean_score), dtype=np.float64)
+            values.append(_aggregate_bins(d, st, total, self.config["aggregate"]))
+        if not any_nonempty:
+            raise CalibrationInputError("the state holds no samples to measure (after selection)")
+        value = _aggregate_slices(values, weights, self.config["class_aggregate"])
+        if self._divergence.root is not None:
+            value = value ** (1.0 / self._divergence.root)
+        return float(value)
+
+    def _score_total(self, i: int) -> float:
+        if self.totals[0] <= 0:
+            raise CalibrationInputError("the state holds no samples")
+        return float(self.totals[i] / self.totals[0])
+
+    def accuracy(self) -> float:
+        """Weighted accuracy of all data seen (as :func:`calipers.accuracy`)."""
+        return self._score_total(1)
+
+    def nll(self) -> float:
+        """Weighted negative log-likelihood in nats (as :func:`calipers.nll`)."""
+        return self._score_total(2)
+
+    def brier(self) -> float:
+        """Weighted Brier score, summed over classes (as :func:`calipers.brier`)."""
+        return self._score_total(3)
+
+    def murphy_decomposition(self) -> MurphyDecomposition:
+        """Binned Brier decomposition of Murphy (1973) over this state's slices and bins.
+
+        Equals :func:`calipers.murphy_decomposition` with the state's lens
+        (``"binary"``, ``"classwise"`` or ``"top_label"``; give it explicitly,
+        since ``"auto"`` means top-label here and class-wise there for
+        multi-class input) and estimator, without selection.
+        """
+        if self.config["selection"] or self.config["lens"] not in (
+            "binary",
+            "classwise",
+            "top_label",
+        ):
+            raise CalibrationInputError(
+                "the Murphy decomposition needs a state with lens 'binary', 'classwise' or "
+                "'top_label' and no selection"
+            )
+        tot = np.zeros(6)
+        for _, sl in self._ordered():
+            st, a = self._dense(sl)
+            Wb = st.weight
+            W = Wb.sum()
+            if W <= 0:
+                continue
+            ne = Wb > 0
+            sb = np.zeros_like(Wb)
+            ob = np.zeros_like(Wb)
+            sb[ne] = st.sum_score[ne] / Wb[ne]
+            ob[ne] = st.sum_target[ne] / Wb[ne]
+            o = st.sum_target.sum() / W
+            bs = (
+                a["sum_score_sq"].sum() - 2 * a["sum_score_target"].sum() + a["sum_target_sq"].sum()
+            ) / W
+            rel = np.dot(Wb, (sb - ob) ** 2) / W
+            res = np.dot(Wb, (ob - o) ** 2) / W
+            unc = o * (1 - o)
+            wbv = (a["sum_score_sq"].sum() - np.dot(Wb, sb**2)) / W
+            wbc = (a["sum_score_target"].sum() - np.dot(Wb, sb * ob)) / W
+            tot += (bs, rel, res, unc, wbv, wbc)
+        return MurphyDecomposition(*map(float, tot))
+
+    def reliability_table(
+        self,
+        *,
+        interval: Literal["wilson", "clopper_pearson"] | None = "wilson",
+        confidence_level: float = 0.95,
+        empty: Literal["drop", "keep"] = "drop",
+        as_frame: bool | None = None,
+    ) -> Any:
+        """The per-bin table of :func:`calipers.reliability_table` for all data seen.
+
+        The columns come from the stored per-bin totals by the formulas of that
+        function (the effective sample size from the sum of squared weights),
+        for a state without selection and with a lens of 1-D scores. Equal-width
+        edges are reported in float64 (the in-memory table rounds them to the
+        scores' dtype).
+        """
+        if self.config["selection"] or isinstance(self.config["lens"], dict):
+            raise CalibrationInputError(
+                "a reliability table needs a state with a lens of 1-D scores and no selection"
+            )
+        if interval not in (None, "wilson", "clopper_pearson"):
+            raise CalibrationInputError(
+                f"interval must be 'wilson', 'clopper_pearson' or None; got {interval!r}"
+            )
+        if not 0.0 < confidence_level < 1.0:
+            raise CalibrationInputError(
+                f"confidence_level must lie in (0, 1); got {confidence_level!r}"
+            )
+        if empty not in ("drop", "keep"):
+            raise CalibrationInputError(f"empty must be 'drop' or 'keep'; got {empty!r}")
+        est = self._estimator
+        if isinstance(est, EqualWidth):
+            e = equal_width_edges(self._n_bins, np.float64)
+        else:
+            e = np.asarray(est.edges, dtype=np.float64)  # type: ignore[attr-defined]
+        lower, upper = e[:-1], e[1:]
+        B = self._n_bins
+        parts: dict[str, list[np.ndarray]] = {c: [] for c in RELIABILITY_TABLE_COLUMNS}
+        for name, sl in self._ordered():
+            st, a = self._dense(sl)
+            if not (st.count > 0).any():
+                continue
+            weight = st.weight
+            ne = weight > 0
+            sw2 = a["sum_w2"]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                n_eff = np.where(sw2 > 0, weight**2 / np.where(sw2 > 0, sw2, 1.0), 0.0)
+            mean_score, observed = st.mean_score, st.mean_target
+            ci_lo = np.full(B, np.nan)
+            ci_hi = np.full(B, np.nan)
+            ok = ne & (n_eff > 0)
+            if interval == "wilson" and ok.any():
+                ci_lo[ok], ci_hi[ok] = wilson_interval(observed[ok], n_eff[ok], confidence_level)
+            elif interval == "clopper_pearson" and ok.any():
+                ci_lo[ok], ci_hi[ok] = _clopper_pearson(observed[ok], n_eff[ok], confidence_level)
+            keep = ne if empty == "drop" else np.ones(B, dtype=bool)
+            cols = {
+                "slice": np.full(int(keep.sum()), name, dtype=object),
+                "bin": np.arange(B, dtype=np.int64),
+                "lower": lower,
+                "upper": upper,
+                "count": np.rint(st.count).astype(np.int64),
+                "weight": weight,
+                "mean_score": mean_score,
+                "observed": observed,
+                "gap": observed - mean_score,
+                "ci_lower": ci_lo,
+                "ci_upper": ci_hi,
+                "n_effective": n_eff,
+                "empty": ~ne,
+            }
+            for c, v in cols.items():
+                parts[c].append(v if c == "slice" else v[keep])
+        columns: dict[str, np.ndarray] = {}
+        for c in RELIABILITY_TABLE_COLUMNS:
+            if interval is None and c in ("ci_lower", "ci_upper"):
+                continue
+            if parts[c]:
+                columns[c] = np.concatenate(parts[c])
+            else:
+                columns[c] = np.zeros(0, dtype=object if c == "slice" else np.float64)
+        names = columns["slice"]
+        width = max((len(str(x)) for x in names), default=1)
+        columns["slice"] = names.astype(f"<U{width}")
+        attrs = {"interval": interval, "confidence_level": confidence_level, "estimator": repr(est)}
+        return _frame_or_records(columns, as_frame, attrs)
+
+    # ------------------------------------------------------------------ serialisation
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready content: configuration, classes, totals (floats as hex strings)."""
+        return {
+            "format": _FORMAT,
+            "config": self.config,
+            "n_classes": self.n_classes,
+            "binary": self.binary,
+            "totals": _enc(self.totals),
+            "slices": {
+                name: {"keys": _enc(sl.keys), **{f: _enc(v) for f, v in sl.arrays.items()}}
+                for name, sl in self._ordered()
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CalibrationState:
+        """Rebuild a state from :meth:`to_dict` output (exact round trip)."""
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            raise CalibrationInputError(f"not a {_FORMAT} document")
+        st = cls._from_config(data["config"])
+        st.n_classes, st.binary = data["n_classes"], data["binary"]
+        st.totals = _dec(data["totals"])
+        for name, d in data["slices"].items():
+            st.slices[name] = _SliceTotals(
+                _dec(d["keys"]).astype(np.int64), {f: _dec(d[f]) for f in _FIELDS}
+            )
+        return st
+
+    def to_json(self) -> str:
+        """The state as a JSON string (exact: floats are written with ``float.hex``)."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> CalibrationState:
+        """Read a state written by :meth:`to_json`."""
+        return cls.from_dict(json.loads(text))
+
+    def __repr__(self) -> str:
+        n = int(self.totals[0]) if math.isfinite(self.totals[0]) else self.totals[0]
+        return f"CalibrationState(config={self.config}, weight={n})"
