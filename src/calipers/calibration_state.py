@@ -47,11 +47,15 @@ from .binning import (
 )
 from .calibration_error import _aggregate_bins, _aggregate_slices
 from .decomposition import MurphyDecomposition
-from .diagrams.reliability import wilson_interval
 from .divergences import KL, TVD, Divergence, Lp, get_divergence
 from .lenses import Lens, get_lens, top_k
 from .metrics import nixon_even_bins
-from .reliability_table import RELIABILITY_TABLE_COLUMNS, _clopper_pearson, _frame_or_records
+from .reliability_table import (
+    RELIABILITY_TABLE_COLUMNS,
+    _append_rows,
+    _assemble_table,
+    _check_table_options,
+)
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, Selection, combine, threshold
 from .validation import CalibrationInputError, Predictions, check_predictions
@@ -667,72 +671,24 @@ class CalibrationState:
             raise CalibrationInputError(
                 "a reliability table needs a state with a lens of 1-D scores and no selection"
             )
-        if interval not in (None, "wilson", "clopper_pearson"):
-            raise CalibrationInputError(
-                f"interval must be 'wilson', 'clopper_pearson' or None; got {interval!r}"
-            )
-        if not 0.0 < confidence_level < 1.0:
-            raise CalibrationInputError(
-                f"confidence_level must lie in (0, 1); got {confidence_level!r}"
-            )
-        if empty not in ("drop", "keep"):
-            raise CalibrationInputError(f"empty must be 'drop' or 'keep'; got {empty!r}")
+        _check_table_options(interval, confidence_level, empty)
         est = self._estimator
         if isinstance(est, EqualWidth):
             e = equal_width_edges(self._n_bins, np.float64)
         else:
             e = np.asarray(est.edges, dtype=np.float64)  # type: ignore[attr-defined]
         lower, upper = e[:-1], e[1:]
-        B = self._n_bins
         parts: dict[str, list[np.ndarray]] = {c: [] for c in RELIABILITY_TABLE_COLUMNS}
         for name, sl in self._ordered():
             st, a = self._dense(sl)
             if not (st.count > 0).any():
                 continue
             weight = st.weight
-            ne = weight > 0
             sw2 = a["sum_w2"]
             with np.errstate(invalid="ignore", divide="ignore"):
                 n_eff = np.where(sw2 > 0, weight**2 / np.where(sw2 > 0, sw2, 1.0), 0.0)
-            mean_score, observed = st.mean_score, st.mean_target
-            ci_lo = np.full(B, np.nan)
-            ci_hi = np.full(B, np.nan)
-            ok = ne & (n_eff > 0)
-            if interval == "wilson" and ok.any():
-                ci_lo[ok], ci_hi[ok] = wilson_interval(observed[ok], n_eff[ok], confidence_level)
-            elif interval == "clopper_pearson" and ok.any():
-                ci_lo[ok], ci_hi[ok] = _clopper_pearson(observed[ok], n_eff[ok], confidence_level)
-            keep = ne if empty == "drop" else np.ones(B, dtype=bool)
-            cols = {
-                "slice": np.full(int(keep.sum()), name, dtype=object),
-                "bin": np.arange(B, dtype=np.int64),
-                "lower": lower,
-                "upper": upper,
-                "count": np.rint(st.count).astype(np.int64),
-                "weight": weight,
-                "mean_score": mean_score,
-                "observed": observed,
-                "gap": observed - mean_score,
-                "ci_lower": ci_lo,
-                "ci_upper": ci_hi,
-                "n_effective": n_eff,
-                "empty": ~ne,
-            }
-            for c, v in cols.items():
-                parts[c].append(v if c == "slice" else v[keep])
-        columns: dict[str, np.ndarray] = {}
-        for c in RELIABILITY_TABLE_COLUMNS:
-            if interval is None and c in ("ci_lower", "ci_upper"):
-                continue
-            if parts[c]:
-                columns[c] = np.concatenate(parts[c])
-            else:
-                columns[c] = np.zeros(0, dtype=object if c == "slice" else np.float64)
-        names = columns["slice"]
-        width = max((len(str(x)) for x in names), default=1)
-        columns["slice"] = names.astype(f"<U{width}")
-        attrs = {"interval": interval, "confidence_level": confidence_level, "estimator": repr(est)}
-        return _frame_or_records(columns, as_frame, attrs)
+            _append_rows(parts, name, st, lower, upper, n_eff, interval, confidence_level, empty)
+        return _assemble_table(parts, interval, confidence_level, est, as_frame)
 
     # ------------------------------------------------------------------ serialisation
 

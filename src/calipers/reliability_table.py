@@ -304,16 +304,7 @@ def reliability_table(
         raise CalibrationInputError(
             f"reliability_table needs a binning estimator (with assign()); got {est!r}"
         )
-    if interval not in (None, "wilson", "clopper_pearson"):
-        raise CalibrationInputError(
-            f"interval must be 'wilson', 'clopper_pearson' or None; got {interval!r}"
-        )
-    if not 0.0 < confidence_level < 1.0:
-        raise CalibrationInputError(
-            f"confidence_level must lie in (0, 1); got {confidence_level!r}"
-        )
-    if empty not in ("drop", "keep"):
-        raise CalibrationInputError(f"empty must be 'drop' or 'keep'; got {empty!r}")
+    _check_table_options(interval, confidence_level, empty)
     if as_frame not in (None, True, False):
         raise CalibrationInputError(f"as_frame must be True, False or None; got {as_frame!r}")
     P = check_predictions(
@@ -345,7 +336,6 @@ def reliability_table(
         ids = np.asarray(to_numpy(est.assign(sl.scores, sl.weights)[0]), dtype=np.intp)
         lower, upper = _edges(est, sl, s, ids, B)
         weight = np.asarray(st.weight, dtype=np.float64)
-        ne = weight > 0
         if sl.weights is None:
             n_eff = np.asarray(st.count, dtype=np.float64).copy()
         else:
@@ -353,34 +343,76 @@ def reliability_table(
             sw2 = np.bincount(ids, weights=w * w, minlength=B)[:B]
             with np.errstate(invalid="ignore", divide="ignore"):
                 n_eff = np.where(sw2 > 0, weight**2 / np.where(sw2 > 0, sw2, 1.0), 0.0)
-        mean_score = np.asarray(st.mean_score, dtype=np.float64)
-        observed = np.asarray(st.mean_target, dtype=np.float64)
-        ci_lo = np.full(B, np.nan)
-        ci_hi = np.full(B, np.nan)
-        ok = ne & (n_eff > 0)
-        if interval == "wilson" and ok.any():
-            ci_lo[ok], ci_hi[ok] = wilson_interval(observed[ok], n_eff[ok], confidence_level)
-        elif interval == "clopper_pearson" and ok.any():
-            ci_lo[ok], ci_hi[ok] = _clopper_pearson(observed[ok], n_eff[ok], confidence_level)
-        keep = ne if empty == "drop" else np.ones(B, dtype=bool)
-        cols = {
-            "slice": np.full(int(keep.sum()), sl.name, dtype=object),
-            "bin": np.arange(B, dtype=np.int64),
-            "lower": lower,
-            "upper": upper,
-            "count": np.rint(np.asarray(st.count)).astype(np.int64),
-            "weight": weight,
-            "mean_score": mean_score,
-            "observed": observed,
-            "gap": observed - mean_score,
-            "ci_lower": ci_lo,
-            "ci_upper": ci_hi,
-            "n_effective": n_eff,
-            "empty": ~ne,
-        }
-        for c, v in cols.items():
-            parts[c].append(v if c == "slice" else v[keep])
+        _append_rows(parts, sl.name, st, lower, upper, n_eff, interval, confidence_level, empty)
+    return _assemble_table(parts, interval, confidence_level, est, as_frame)
 
+
+def _check_table_options(interval: Any, confidence_level: float, empty: Any) -> None:
+    """The options shared by every reliability table (in memory or from a state)."""
+    if interval not in (None, "wilson", "clopper_pearson"):
+        raise CalibrationInputError(
+            f"interval must be 'wilson', 'clopper_pearson' or None; got {interval!r}"
+        )
+    if not 0.0 < confidence_level < 1.0:
+        raise CalibrationInputError(
+            f"confidence_level must lie in (0, 1); got {confidence_level!r}"
+        )
+    if empty not in ("drop", "keep"):
+        raise CalibrationInputError(f"empty must be 'drop' or 'keep'; got {empty!r}")
+
+
+def _append_rows(
+    parts: dict[str, list[np.ndarray]],
+    name: str,
+    st: Any,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    n_eff: np.ndarray,
+    interval: Any,
+    confidence_level: float,
+    empty: str,
+) -> None:
+    """One slice's rows (its bins, empty ones dropped or kept) appended to ``parts``."""
+    weight = np.asarray(st.weight, dtype=np.float64)
+    B = int(weight.shape[0])
+    ne = weight > 0
+    mean_score = np.asarray(st.mean_score, dtype=np.float64)
+    observed = np.asarray(st.mean_target, dtype=np.float64)
+    ci_lo = np.full(B, np.nan)
+    ci_hi = np.full(B, np.nan)
+    ok = ne & (n_eff > 0)
+    if interval == "wilson" and ok.any():
+        ci_lo[ok], ci_hi[ok] = wilson_interval(observed[ok], n_eff[ok], confidence_level)
+    elif interval == "clopper_pearson" and ok.any():
+        ci_lo[ok], ci_hi[ok] = _clopper_pearson(observed[ok], n_eff[ok], confidence_level)
+    keep = ne if empty == "drop" else np.ones(B, dtype=bool)
+    cols = {
+        "slice": np.full(int(keep.sum()), name, dtype=object),
+        "bin": np.arange(B, dtype=np.int64),
+        "lower": lower,
+        "upper": upper,
+        "count": np.rint(np.asarray(st.count)).astype(np.int64),
+        "weight": weight,
+        "mean_score": mean_score,
+        "observed": observed,
+        "gap": observed - mean_score,
+        "ci_lower": ci_lo,
+        "ci_upper": ci_hi,
+        "n_effective": n_eff,
+        "empty": ~ne,
+    }
+    for c, v in cols.items():
+        parts[c].append(v if c == "slice" else v[keep])
+
+
+def _assemble_table(
+    parts: dict[str, list[np.ndarray]],
+    interval: Any,
+    confidence_level: float,
+    est: Any,
+    as_frame: bool | None,
+) -> Any:
+    """The collected rows as a DataFrame or a record array (see :func:`reliability_table`)."""
     columns: dict[str, np.ndarray] = {}
     for c in RELIABILITY_TABLE_COLUMNS:
         if interval is None and c in ("ci_lower", "ci_upper"):
