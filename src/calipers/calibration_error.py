@@ -409,10 +409,34 @@ def calibration_error(
             ),
             P.probs,
         )
-    values = []
-    slice_weights = []
+    slices = _iter_slices(P, get_lens(lens), combine(selection), est)
+    value = error_from_statistics(
+        slices, div, aggregate, class_aggregate, "the selection left no samples to measure"
+    )
+    return wrap_scalar(value, P.probs)
+
+
+def error_from_statistics(
+    slices: Iterable[SliceStatistics],
+    divergence: Divergence,
+    aggregate: str,
+    class_aggregate: str,
+    empty_message: str = "no samples to measure",
+) -> float:
+    """The calibration error of per-bin statistics: divergence, then the two aggregates.
+
+    ``d(mean target, mean score)`` per bin, aggregated over the non-empty bins
+    of each slice (``aggregate``), then over the slices (``class_aggregate``),
+    and the divergence's root taken last (RMSCE): the end of the pipeline of
+    :func:`calibration_error`, shared by everything that holds bin statistics
+    (:class:`calipers.CalibrationState`, the metric objects of
+    :mod:`calipers.torchmetrics`). Raises ``empty_message`` when no slice has
+    weight.
+    """
+    values: list[float] = []
+    slice_weights: list[float] = []
     any_nonempty = False
-    for ss in _iter_slices(P, get_lens(lens), combine(selection), est):
+    for ss in slices:
         slice_weights.append(ss.total_weight)
         if ss.total_weight <= 0:
             values.append(0.0)
@@ -420,11 +444,11 @@ def calibration_error(
         any_nonempty = True
         st = ss.stats
         with np.errstate(invalid="ignore", divide="ignore"):
-            d = np.asarray(div(st.mean_target, st.mean_score), dtype=np.float64)
+            d = np.asarray(divergence(st.mean_target, st.mean_score), dtype=np.float64)
         values.append(_aggregate_bins(d, st, ss.total_weight, aggregate))
     if not any_nonempty:
-        raise CalibrationInputError("the selection left no samples to measure")
+        raise CalibrationInputError(empty_message)
     value = _aggregate_slices(values, slice_weights, class_aggregate)
-    if div.root is not None:
-        value = value ** (1.0 / div.root)
-    return wrap_scalar(value, P.probs)
+    if divergence.root is not None:
+        value = value ** (1.0 / divergence.root)
+    return float(value)

@@ -45,7 +45,7 @@ from .binning import (
     _check_unit_interval,
     equal_width_edges,
 )
-from .calibration_error import _aggregate_bins, _aggregate_slices
+from .calibration_error import SliceStatistics, error_from_statistics
 from .decomposition import MurphyDecomposition
 from .divergences import KL, TVD, Divergence, Lp, get_divergence
 from .lenses import Lens, get_lens, top_k
@@ -572,26 +572,17 @@ class CalibrationState:
 
     def compute(self) -> float:
         """The calibration error of all data seen (as :func:`calipers.calibration_error`)."""
-        values: list[float] = []
-        weights: list[float] = []
-        any_nonempty = False
-        for _, sl in self._ordered():
+        slices = []
+        for name, sl in self._ordered():
             st, _ = self._dense(sl)
-            total = float(st.weight.sum())
-            weights.append(total)
-            if total <= 0:
-                values.append(0.0)
-                continue
-            any_nonempty = True
-            with np.errstate(invalid="ignore", divide="ignore"):
-                d = np.asarray(self._divergence(st.mean_target, st.mean_score), dtype=np.float64)
-            values.append(_aggregate_bins(d, st, total, self.config["aggregate"]))
-        if not any_nonempty:
-            raise CalibrationInputError("the state holds no samples to measure (after selection)")
-        value = _aggregate_slices(values, weights, self.config["class_aggregate"])
-        if self._divergence.root is not None:
-            value = value ** (1.0 / self._divergence.root)
-        return float(value)
+            slices.append(SliceStatistics(name, st, float(st.weight.sum())))
+        return error_from_statistics(
+            slices,
+            self._divergence,
+            self.config["aggregate"],
+            self.config["class_aggregate"],
+            "the state holds no samples to measure (after selection)",
+        )
 
     def _score_total(self, i: int) -> float:
         if self.totals[0] <= 0:

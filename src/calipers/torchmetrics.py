@@ -39,11 +39,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
 import torch
 from torchmetrics import Metric
 
-from .binning import EqualWidth, check_bins_for_samples
+from .binning import BinStatistics, EqualWidth, check_bins_for_samples
+from .calibration_error import SliceStatistics, error_from_statistics
 from .divergences import get_divergence
 from .lenses import binary, classwise, resolve_lens, top_label
 from .scores import brier as _brier
@@ -67,22 +67,6 @@ def _bin_sums(
     return count, s, t
 
 
-def _binned_error(
-    count: torch.Tensor, sum_score: torch.Tensor, sum_target: torch.Tensor, norm: str
-) -> torch.Tensor:
-    """The binned error of per-bin totals (last axis = bins) over the non-empty bins."""
-    nonempty = count > 0
-    safe = torch.where(nonempty, count, torch.ones_like(count))
-    gap = (sum_target - sum_score).abs() / safe
-    total = count.sum(dim=-1)
-    if norm == "max":
-        return torch.where(nonempty, gap, torch.zeros_like(gap)).amax(dim=-1)
-    w = count / total.unsqueeze(-1)
-    if norm == "l1":
-        return torch.where(nonempty, w * gap, torch.zeros_like(gap)).sum(dim=-1)
-    return torch.where(nonempty, w * gap * gap, torch.zeros_like(gap)).sum(dim=-1).sqrt()
-
-
 class _Binned(Metric):
     """Shared machinery of the binned metric objects (states: count, sum_score, sum_target)."""
 
@@ -93,6 +77,7 @@ class _Binned(Metric):
     count: torch.Tensor
     sum_score: torch.Tensor
     sum_target: torch.Tensor
+    binning: EqualWidth
     logits: bool
     validate: bool
 
@@ -109,8 +94,30 @@ class _Binned(Metric):
             return None  # an empty batch adds nothing
         return check_predictions(preds, target, logits=self.logits, validate=self.validate)
 
-    def _empty(self) -> bool:
-        return bool(self.count.sum() == 0)
+    def _error(
+        self, divergence: str, aggregate: str, class_aggregate: str = "mean"
+    ) -> torch.Tensor:
+        """calipers' own end of the pipeline on the accumulated bins (0-d float64; NaN if empty).
+
+        The states become :class:`~calipers.binning.BinStatistics` (one slice
+        per leading row: one, or one per class) and go through
+        :func:`calipers.calibration_error.error_from_statistics`, the function
+        every calipers calibration error ends with; it is O(bins).
+        """
+        count = self.count.detach().cpu().numpy().reshape(-1, self.count.shape[-1])
+        if count.sum() == 0:
+            return torch.tensor(float("nan"), dtype=torch.float64, device=self.count.device)
+        check_bins_for_samples(int(self.binning.n_bins), int(count[0].sum()))
+        ssum = self.sum_score.detach().cpu().numpy().reshape(count.shape)
+        tsum = self.sum_target.detach().cpu().numpy().reshape(count.shape)
+        slices = [  # 0/1 targets: the sum of squared targets is the sum of targets
+            SliceStatistics(str(i), BinStatistics(c, c, s, t, t), float(c.sum()))
+            for i, (c, s, t) in enumerate(zip(count, ssum, tsum, strict=True))
+        ]
+        value = error_from_statistics(
+            slices, get_divergence(divergence), aggregate, class_aggregate
+        )
+        return torch.tensor(value, dtype=torch.float64, device=self.count.device)
 
 
 class ECE(_Binned):
@@ -196,10 +203,9 @@ class ECE(_Binned):
 
     def compute(self) -> torch.Tensor:
         """The error over all the batches (a 0-d float64 tensor; NaN before any data)."""
-        if self._empty():
-            return torch.tensor(float("nan"), dtype=torch.float64, device=self.count.device)
-        check_bins_for_samples(int(self.binning.n_bins), int(self.count.sum().item()))
-        return _binned_error(self.count, self.sum_score, self.sum_target, self.norm)
+        if self.norm == "max":
+            return self._error("l1", "max")
+        return self._error(self.norm, "weighted")
 
 
 class ClasswiseECE(_Binned):
@@ -275,11 +281,7 @@ class ClasswiseECE(_Binned):
 
     def compute(self) -> torch.Tensor:
         """The class-wise ECE over all the batches (0-d float64 tensor; NaN before any data)."""
-        if self._empty():
-            return torch.tensor(float("nan"), dtype=torch.float64, device=self.count.device)
-        check_bins_for_samples(int(self.binning.n_bins), int(self.count[0].sum().item()))
-        per_class = _binned_error(self.count, self.sum_score, self.sum_target, "l1")
-        return per_class.mean() if self.reduction == "mean" else per_class.sum()
+        return self._error("l1", "weighted", self.reduction)
 
 
 class BinnedProperCE(ECE):
@@ -339,18 +341,7 @@ class BinnedProperCE(ECE):
 
     def compute(self) -> torch.Tensor:
         """The binned proper calibration error over all the batches (0-d float64 tensor)."""
-        if self._empty():
-            return torch.tensor(float("nan"), dtype=torch.float64, device=self.count.device)
-        check_bins_for_samples(int(self.binning.n_bins), int(self.count.sum().item()))
-        count = self.count.detach().cpu().numpy()
-        ne = count > 0
-        acc = self.sum_target.detach().cpu().numpy()[ne] / count[ne]
-        conf = self.sum_score.detach().cpu().numpy()[ne] / count[ne]
-        div = get_divergence("kl" if self.score == "log" else "squared_l2")
-        with np.errstate(invalid="ignore", divide="ignore"):
-            d = np.asarray(div(acc, conf), dtype=np.float64)
-        value = float(np.sum(d * count[ne]) / count.sum())
-        return torch.tensor(value, dtype=torch.float64, device=self.count.device)
+        return self._error("kl" if self.score == "log" else "squared_l2", "weighted")
 
 
 class _Mean(Metric):
