@@ -51,4 +51,5 @@ def test_torch_float32_logits_and_block_estimator(device: str) -> None:
     want = cp.skce(zt.cpu().softmax(1).double().numpy(), y)
     assert float(cp.skce(zt, yt, logits=True)) == pytest.approx(want, rel=1e-10)
     block = cp.skce(torch.tensor(p, device=device), yt, estimator="block", block_size=5)
+    assert isinstance(block, torch.Tensor) and block.device.type == device  # computed there
     assert float(block) == pytest.approx(cp.skce(p, y, estimator="block", block_size=5), rel=1e-12)

@@ -283,3 +283,40 @@ def test_fixed_edges_same_bins_in_torch_and_numpy_float32(closed: str) -> None:
     ids_np, _ = fe.assign(s32)
     ids_t, _ = fe.assign(torch.from_numpy(s32))
     assert ids_t.tolist() == np.asarray(ids_np).tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_label_tensors_checked_in_place(dtype: str) -> None:
+    """Integer/boolean label tensors are checked on their device and give NumPy's numbers."""
+    rng = np.random.default_rng(5)
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(dtype)
+    yt = torch.from_numpy(y)
+    got = cp.ece(torch.from_numpy(p), yt)
+    assert float(got) == pytest.approx(cp.ece(p, y.astype(int)), rel=1e-12, abs=1e-15)
+    assert got.device == yt.device
+    k3 = rng.dirichlet(np.ones(3), size=200)
+    if dtype != "bool":
+        y3 = torch.from_numpy(rng.integers(0, 3, 200).astype(dtype))
+        assert float(cp.ece(torch.from_numpy(k3), y3)) == pytest.approx(
+            cp.ece(k3, y3.numpy().astype(int)), rel=1e-12
+        )
+
+
+@pytest.mark.parametrize("bad, row", [(-1, 7), (3, 11)])
+def test_out_of_range_label_tensor_named(bad: int, row: int) -> None:
+    """A label outside [0, k) in a tensor still gets the message naming its row."""
+    p = torch.full((20, 3), 1 / 3, dtype=torch.float64)
+    y = torch.zeros(20, dtype=torch.int64)
+    y[row] = bad
+    with pytest.raises(
+        cp.CalibrationInputError, match=rf"labels must be in \[0, 3\); found {bad} at row {row}"
+    ):
+        cp.ece(p, y)
+
+
+def test_non_finite_logit_tensor_named() -> None:
+    z = torch.zeros((5, 3))
+    z[3, 1] = float("nan")
+    with pytest.raises(cp.CalibrationInputError, match=r"logits contain a non-finite value"):
+        cp.ece(z, torch.zeros(5, dtype=torch.int64), logits=True)

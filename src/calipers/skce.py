@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._autograd import attach_gradient, needs_grad, straight_through
+from ._autograd import attach_gradient, needs_grad
 from ._backend import as_float64_numpy, is_torch, wrap_scalar
 from ._parallel import thread_map
 from .quadratic_cost import check_quadratic_cost
@@ -280,21 +280,20 @@ def skce(
             alternative="estimator='block' (linear time, Widmann et al. 2019)",
             on_gpu=Pr.is_torch and Pr.probs.device.type != "cpu",
         )
-    if is_torch(Pr.probs) and estimator != "block":
+    if is_torch(Pr.probs) and estimator == "block":
+        # the block estimator runs in torch on the input's device (linear time, so
+        # the copy to the CPU would cost as much as the estimate)
+        m = _check_block(Pr, block_size)
+        value_t = _block_mean_torch(Pr, m, bw)
+        return value_t if needs_grad(Pr.probs) else value_t.detach()
+    if is_torch(Pr.probs):
         P, E, w = _torch_residuals(Pr)  # the O(n^2) sum runs in torch, on the input's device
     else:
         P, E = residuals(Pr)
         n = P.shape[0]
         if estimator == "block":
-            if Pr.sample_weight is not None:
-                raise CalibrationInputError("sample_weight is not supported by the block estimator")
-            m = check_integer(block_size, "block_size", minimum=2)
-            if m > n:
-                raise CalibrationInputError(f"block_size must be in [2, n={n}]; got {block_size!r}")
-            value = float(np.mean(block_values(P, E, m, bw)))
-            if needs_grad(Pr.probs):
-                return straight_through(value, _block_mean_torch(Pr, m, bw))
-            return wrap_scalar(value, Pr.probs)
+            m = _check_block(Pr, block_size)
+            return float(np.mean(block_values(P, E, m, bw)))
         w = np.ones(n) if Pr.sample_weight is None else as_float64_numpy(Pr.sample_weight)
     total = L1ExponentialKernel(P, bw).quadratic_sum(E * w[:, None])
     diag = float((w * (E * E).sum(1)).sum())  # kappa(p, p) = 1
@@ -351,6 +350,17 @@ def _kernel_sum_gradient(p: Any, V: Any, w: Any, bw: float) -> Any:
             g[:, c] -= (2.0 / bw) * (H * torch.sign(p[sl, c, None] - p[None, :, c])).sum(1)
         out[sl] = g
     return out
+
+
+def _check_block(Pr: Predictions, block_size: Any) -> int:
+    """The validated block size of the block estimator (which takes no sample weights)."""
+    if Pr.sample_weight is not None:
+        raise CalibrationInputError("sample_weight is not supported by the block estimator")
+    m = check_integer(block_size, "block_size", minimum=2)
+    n = Pr.n_samples
+    if m > n:
+        raise CalibrationInputError(f"block_size must be in [2, n={n}]; got {block_size!r}")
+    return m
 
 
 def _block_mean_torch(Pr: Predictions, m: int, bw: float) -> Any:

@@ -250,6 +250,15 @@ def _to_float(x: Array, name: str) -> Array:
     raise _err(f"{name} must be a real numeric array; got dtype {x.dtype}{complex_}")
 
 
+def _all_finite(x: Array) -> bool:
+    """Whether every entry is finite; a tensor on a GPU is checked there (one value to the host)."""
+    if is_torch(x) and x.device.type != "cpu":
+        import torch
+
+        return bool(torch.isfinite(x).all())
+    return bool(np.isfinite(_np(x)).all())
+
+
 def _np(x: Array) -> np.ndarray:
     return x.detach().cpu().numpy() if is_torch(x) else np.asarray(x)
 
@@ -621,6 +630,10 @@ def _check_labels(
     y = _label_array(labels)
     if is_torch(y) and not is_torch(like):
         y = y.detach().cpu().numpy()
+    if classes is None and is_torch(y) and is_torch(like):
+        on_device = _torch_class_indices(y, n, k, binary, like)
+        if on_device is not None:
+            return on_device
     yn = _np(y)
     if classes is not None and yn.ndim == 1:
         if yn.shape[0] != n:
@@ -689,6 +702,28 @@ def _check_labels(
             return y.to(like.device)
         return torch.as_tensor(yi, device=like.device)
     return yi
+
+
+def _torch_class_indices(y: Any, n: int, k: int, binary: bool, like: Any) -> Any:
+    """Integer (or boolean) 1-D label tensors checked on their own device.
+
+    Returns the labels as int64 on ``like``'s device, or ``None`` for any other
+    form (one-hot, float labels, ...), which the NumPy path checks. Only the
+    minimum and the maximum come back to the host, so labels on a GPU are not
+    copied to the CPU; a failing check falls back to the NumPy path, whose
+    message names the offending row.
+    """
+    import torch
+
+    if y.ndim != 1 or y.shape[0] != n or y.dtype.is_floating_point or y.dtype.is_complex:
+        return None
+    if y.dtype == torch.bool:
+        if not binary and k != 2:
+            return None
+        return y.to(device=like.device, dtype=torch.int64)
+    if n and not (int(y.min()) >= 0 and int(y.max()) < k):
+        return None
+    return y.to(device=like.device, dtype=torch.int64)
 
 
 def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
@@ -934,8 +969,8 @@ def check_predictions(
     kept_logits = None
     if logits:
         z = x
-        zn = _np(z)
-        if validate and not np.isfinite(zn).all():
+        if validate and not _all_finite(z):
+            zn = _np(z)
             idx = _first_true(~np.isfinite(zn))
             raise _err(f"logits contain a non-finite value ({zn[idx].item()!r}) at {_loc(idx)}")
         kept_logits = z
