@@ -87,6 +87,29 @@ def test_chunked_bins_exact_at_and_beside_every_edge(dtype: type, edge_rule: str
     np.testing.assert_array_equal(st.count, np.bincount(ids, minlength=B))
     np.testing.assert_array_equal(st.sum_target, np.bincount(ids, y.astype(float), B))
     np.testing.assert_allclose(st.sum_score, np.bincount(ids, p.astype(np.float64), B), rtol=1e-9)
+    # the ECE (l1, bins weighted by size) takes the residual-histogram path
+    gap = np.bincount(ids, p.astype(np.float64), B) - np.bincount(ids, y.astype(float), B)
+    got = cp.ece(p, y, n_bins=B, edge_rule=edge_rule)
+    assert got == pytest.approx(np.abs(gap).sum() / n, rel=1e-12)
+
+
+@pytest.mark.parametrize("label_dtype", [np.int8, np.uint8, np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_residual_path_equals_per_bin_totals(dtype: type, label_dtype: type) -> None:
+    # The binary ECE is sum_b |sum (s - t)| / n; residuals of float32 scores and
+    # small-integer labels are formed in float64 (1 - 1e-10 is not 1 in float32).
+    rng = np.random.default_rng(19)
+    n = 131_075
+    p = rng.random(n).astype(dtype)
+    p[:5000] = rng.random(5000).astype(dtype) * dtype(1e-9)  # where float32 s - 1 rounds
+    y = (rng.random(n) < 0.3).astype(label_dtype)
+    ids = np.searchsorted((np.arange(1, 15) / 15).astype(dtype), p, side="left")
+    res = np.bincount(ids, p.astype(np.float64) - y.astype(np.float64), 15)
+    expected = np.abs(res).sum() / n
+    assert cp.ece(p, y) == pytest.approx(expected, rel=1e-13)
+    # the general path (per-bin totals of scores and targets) gives the same number
+    st = cp.binned_statistics(p, y, lens="binary")[0].stats
+    assert cp.ece(p, y) == pytest.approx(np.abs(st.sum_target - st.sum_score).sum() / n, rel=1e-12)
 
 
 def test_chunked_path_unvalidated_scores_outside_unit_interval_are_clipped() -> None:

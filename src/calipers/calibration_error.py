@@ -42,7 +42,7 @@ from .binning import (
     bin_statistics,
     check_bins_for_samples,
 )
-from .divergences import Divergence, get_divergence
+from .divergences import Divergence, Lp, get_divergence
 from .lenses import Lens, LensSlice, get_lens
 from .selection import Selection, combine
 from .validation import CalibrationInputError, Predictions, check_predictions
@@ -409,11 +409,66 @@ def calibration_error(
             ),
             P.probs,
         )
+    if selection is None and aggregate == "weighted" and isinstance(div, Lp) and div.p == 1:
+        residual = _l1_from_residuals(P, get_lens(lens), est)
+        if residual is not None:
+            return wrap_scalar(residual, P.probs)
     slices = _iter_slices(P, get_lens(lens), combine(selection), est)
     value = error_from_statistics(
         slices, div, aggregate, class_aggregate, "the selection left no samples to measure"
     )
     return wrap_scalar(value, P.probs)
+
+
+def _l1_from_residuals(P: Predictions, lens: Lens, estimator: Binning) -> float | None:
+    """The weighted-l1 error of one long binary slice from per-bin residual totals.
+
+    With the l1 divergence and bins weighted by their size, a bin contributes
+    ``W_b |mean target - mean score| = |sum_b (t_i - s_i)|``, so the error is
+    ``sum_b |sum_{i in b} (s_i - t_i)| / n``: one weighted histogram of the
+    residuals instead of the totals of scores, targets and counts (Guo et al.
+    2017's ECE is this quantity; so is the binary ECE of every peer library).
+    Returns ``None`` (the general path then runs) unless the lens gives one
+    unweighted 1-D slice of 0/1 integer targets longer than two chunks, binned
+    by :class:`~calipers.binning.EqualWidth`. Equal to the general path up to
+    the order of the floating-point sums (1e-15 relative).
+    """
+    if not isinstance(estimator, EqualWidth) or P.sample_weight is not None:
+        return None
+    slices = list(lens(P))
+    if len(slices) != 1:
+        return None
+    sl = slices[0]
+    s, t = sl.scores, sl.targets
+    if not (
+        isinstance(s, np.ndarray)
+        and isinstance(t, np.ndarray)
+        and s.ndim == 1
+        and s.dtype.kind == "f"
+        and t.dtype.kind in "iub"
+        and sl.weights is None
+        and sl.binary_targets
+        and s.shape[0] > 2 * _CHUNK
+    ):
+        return None
+    nb = int(estimator.n_bins)
+    check_bins_for_samples(nb, int(s.shape[0]))
+    m = _CHUNK
+    buffers = (np.empty(m, dtype=s.dtype), np.empty(m, dtype=s.dtype), np.empty(m, dtype=np.intp))
+    r = np.empty(m)  # float64 residuals: s - t is exact for t in {0, 1} and |s| <= 1
+    totals = np.zeros(nb)
+    for i in range(0, s.shape[0], m):
+        sj = s[i : i + m]
+        rj = np.subtract(sj, t[i : i + m], out=r[: sj.shape[0]], dtype=np.float64)
+        ids = estimator._assign_1d(sj, buffers, clip=False)
+        try:
+            f = np.bincount(ids, weights=rj, minlength=nb)
+        except ValueError:  # a negative id: a score below 0 (validate=False)
+            f = np.zeros(0)
+        if f.shape[0] != nb:  # outside [0, 1]: bin with clipping, as the general path
+            f = np.bincount(estimator._assign_1d(sj), weights=rj, minlength=nb)
+        totals += f
+    return float(np.abs(totals).sum() / s.shape[0])
 
 
 def error_from_statistics(
