@@ -461,6 +461,7 @@ def _l1_from_residuals(P: Predictions, lens: Lens, estimator: Binning) -> float 
         sj = s[i : i + m]
         rj = np.subtract(sj, t[i : i + m], out=r[: sj.shape[0]], dtype=np.float64)
         ids = estimator._assign_1d(sj, buffers, clip=False)
+        f: np.ndarray
         try:
             f = np.bincount(ids, weights=rj, minlength=nb)
         except ValueError:  # a negative id: a score below 0 (validate=False)
