@@ -102,12 +102,16 @@ citations_bibliography_doc = "references"
 
 QUICK = os.environ.get("CALIPERS_DOCS_QUICK", "") not in {"", "0", "false", "False"}
 QUICK_PATTERN = os.environ.get("CALIPERS_DOCS_QUICK_PATTERN", r"plot_reliability_diagram\.py")
+# the training-monitoring example needs PyTorch and torchmetrics (the torchmetrics extra)
+IGNORE = r"__init__\.py|/_"
+if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torchmetrics") is None:
+    IGNORE += r"|plot_training_monitoring\.py"
 
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": QUICK_PATTERN if QUICK else r"plot_",
-    "ignore_pattern": r"__init__\.py|/_",
+    "ignore_pattern": IGNORE,
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
     "remove_config_comments": True,

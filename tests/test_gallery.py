@@ -34,6 +34,9 @@ KNOWN_WARNINGS: list[tuple[type[Warning], str]] = [
 #: seconds one script may take here (it runs again when the documentation is built)
 TIME_LIMIT = 20.0
 
+#: optional dependencies a script needs (skipped here, and left out of the docs, without them)
+NEEDS: dict[str, tuple[str, ...]] = {"plot_training_monitoring.py": ("torch", "torchmetrics")}
+
 
 def test_the_gallery_has_its_scripts_and_header() -> None:
     names = {p.name for p in SCRIPTS}
@@ -70,6 +73,8 @@ def test_script_has_the_sphinx_gallery_layout(script: Path) -> None:
 def test_script_runs_and_draws(
     script: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for module in NEEDS.get(script.name, ()):
+        pytest.importorskip(module)
     mpl = pytest.importorskip("matplotlib")
     mpl.use("Agg", force=True)
     import matplotlib.pyplot as plt
