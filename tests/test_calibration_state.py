@@ -406,20 +406,10 @@ def test_class_count_mismatch_raises() -> None:
         a.merge(b)
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: CalibrationState(estimator=cp.EqualMass(15)),
-        lambda: CalibrationState.for_metric("rmsce", estimator=cp.EqualMass(15)),
-        lambda: CalibrationState.for_metric("ace"),
-        lambda: CalibrationState.for_metric("tace"),
-    ],
-)
-def test_equal_mass_refused(make: Callable[[], CalibrationState]) -> None:
-    with pytest.raises(
-        CalibrationInputError, match="equal-mass bins.*quantiles.*not yet streamable"
-    ):
-        make()
+def test_equal_mass_kumar_refused() -> None:
+    """Equal-mass bins stream by the Nixon rule only (tests/test_calibration_state_equal_mass.py)."""
+    with pytest.raises(CalibrationInputError, match="rule='kumar'"):
+        CalibrationState(estimator=cp.EqualMass(15, rule="kumar"))
 
 
 def test_other_refusals() -> None:

@@ -10,12 +10,17 @@ totals only add), ``compute`` returns the calibration error that
 ``to_json`` / ``from_json`` write the state as plain JSON (floats as exact
 hexadecimal strings, no pickle).
 
-Only estimators whose bin for a score does not depend on the other scores can
-be streamed: :class:`~calipers.binning.EqualWidth` (the bins of Guo et al.
+Estimators whose bin for a score does not depend on the other scores are
+streamed exactly: :class:`~calipers.binning.EqualWidth` (the bins of Guo et al.
 2017) and :class:`~calipers.binning.FixedEdges` (e.g. the bins of Nixon et al.
-2019 for SCE, or of Kull et al. 2019 for class-wise ECE). Equal-mass and k-d
-tree bins are computed from quantiles or means of the whole sample and are
-refused.
+2019 for SCE, or of Kull et al. 2019 for class-wise ECE). Equal-mass bins
+(:class:`~calipers.binning.EqualMass` ``rule="nixon"``: ACE, TACE and RMSCE of
+Nixon et al. 2019, §4) are computed from a fine-grid score histogram per slice
+(:class:`calipers.score_grid.ScoreGrid`): one pass gives them within
+:meth:`CalibrationState.error_bound`, a second pass (:meth:`CalibrationState.refine`)
+exactly. K-d tree bins are split at means of the whole sample and are refused,
+as are the estimators that sum over pairs of rows or sort all rows
+(:meth:`CalibrationState.for_metric` names the alternative).
 
 Exactness: per-bin totals are sums of float64 values; a state built from one
 batch gives exactly the in-memory number, and states of several batches add
@@ -56,6 +61,7 @@ from .reliability_table import (
     _assemble_table,
     _check_table_options,
 )
+from .score_grid import DEFAULT_BITS, ScoreGrid, score_cells
 from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, Selection, combine, threshold
 from .validation import CalibrationInputError, Predictions, check_predictions
@@ -136,10 +142,12 @@ def _estimator_spec(estimator: Binning | None) -> dict[str, Any]:
     if isinstance(est, FixedEdges):
         return {"fixed_edges": [_hex(e) for e in est.edges], "closed": est.closed}
     if isinstance(est, EqualMass):
-        raise CalibrationInputError(
-            "equal-mass bins need quantiles of the whole data set and are not yet streamable; "
-            "use EqualWidth or FixedEdges bins with CalibrationState"
-        )
+        if est.rule != "nixon":
+            raise CalibrationInputError(
+                "CalibrationState streams equal-mass bins by the rule of Nixon et al. (2019) "
+                f"(EqualMass(n_bins, rule='nixon')); got rule={est.rule!r}"
+            )
+        return {"equal_mass": int(est.n_bins), "rule": "nixon", "grid_bits": DEFAULT_BITS}
     if isinstance(est, KDTree):
         raise CalibrationInputError(
             "k-d tree bins are split at means of the whole data set and are not streamable; "
@@ -180,6 +188,8 @@ def _build(config: dict[str, Any]) -> tuple[Lens, Selection | None, Binning, Div
     est: Binning
     if "equal_width" in e:
         est = EqualWidth(e["equal_width"], e["edge_rule"])
+    elif "equal_mass" in e:
+        est = EqualMass(e["equal_mass"], "nixon")
     else:
         est = FixedEdges([float.fromhex(v) for v in e["fixed_edges"]], e["closed"])
     d = config["divergence"]
@@ -193,6 +203,43 @@ def _build(config: dict[str, Any]) -> tuple[Lens, Selection | None, Binning, Div
     else:
         div = KL()
     return lens, combine(sels), est, div
+
+
+_SUBSAMPLE = (
+    "compute it on a seeded subsample, e.g. rows numpy.random.default_rng(0).choice(n, m, "
+    "replace=False)"
+)
+_PAIRS = (
+    "it sums a kernel over all pairs of rows (Popordanoska et al. 2024 for the Dirichlet-kernel "
+    "CE; Widmann et al. 2019 for the SKCE), so no per-row totals add up to it; "
+)
+_NOT_STREAMABLE = {
+    **dict.fromkeys(
+        ("dirichlet", "dirichlet_kernel", "ce_kl", "ce2", "ce_2", "kde_calibration_error"),
+        _PAIRS + _SUBSAMPLE,
+    ),
+    **dict.fromkeys(
+        ("skce", "skce_unbiased", "skce_biased"),
+        _PAIRS
+        + _SUBSAMPLE
+        + ", or use calipers.skce(..., estimator='block'), which is linear (a mean over "
+        "disjoint blocks of rows: chunks cut at block boundaries average to it)",
+    ),
+    **dict.fromkeys(
+        ("ks", "ks_calibration_error"),
+        "the KS calibration error (Gupta et al. 2021) is a maximum over the cumulative sums of "
+        "all rows sorted by score; " + _SUBSAMPLE,
+    ),
+    **dict.fromkeys(
+        ("smece", "smooth_ece"),
+        "use calipers.smooth_ece_state.SmoothECEState, which streams the kernel-grid masses",
+    ),
+    **dict.fromkeys(
+        ("calibration_sharpness", "confidence_calibration_error"),
+        "use calipers.calibration_sharpness_state.CalibrationSharpnessState, which streams "
+        "the Nadaraya-Watson grid masses (Chidambaram & Ge 2024)",
+    ),
+}
 
 
 def _natural_key(name: str) -> list[Any]:
@@ -309,9 +356,10 @@ class CalibrationState:
         ``"binary"`` or :func:`calipers.top_k`.
     selection : ScoreInterval, LabelSelection or a list of them, optional
         As in :func:`calipers.calibration_error` (e.g. ``threshold(0)``).
-    estimator : EqualWidth or FixedEdges, default ``EqualWidth(15)``
-        Data-driven bins (``EqualMass``, ``KDTree``) raise
-        :class:`~calipers.validation.CalibrationInputError`.
+    estimator : EqualWidth, FixedEdges or EqualMass, default ``EqualWidth(15)``
+        ``EqualMass(n_bins, "nixon")`` is approximate in one pass (see
+        :meth:`error_bound`, :meth:`refine`); ``KDTree`` and the ``"kumar"``
+        rule raise :class:`~calipers.validation.CalibrationInputError`.
     divergence : str, Lp, TVD or KL, default "l1"
     aggregate : {"weighted", "mean", "max"}, default "weighted"
     class_aggregate : {"mean", "sum", "weighted"}, default "mean"
@@ -370,6 +418,10 @@ class CalibrationState:
         self.n_classes: int | None = None
         self.binary: bool | None = None
         self.slices: dict[str, _SliceTotals] = {}
+        # equal-mass bins: a fine-grid score histogram per slice, and the rows of the
+        # edge cells once a second pass (refine) has collected them
+        self.grids: dict[str, ScoreGrid] = {}
+        self.edge_rows: dict[str, list[np.ndarray]] | None = None
         # total weight, weighted sums of correctness, log loss and Brier score
         self.totals = np.zeros(4)
 
@@ -377,6 +429,7 @@ class CalibrationState:
         self._lens, self._selection, self._estimator, self._divergence = _build(self.config)
         n = getattr(self._estimator, "n_bins", None)
         self._n_bins = int(n) if n is not None else 0
+        self._equal_mass = isinstance(self._estimator, EqualMass)
 
     # ------------------------------------------------------------------ presets
 
@@ -398,24 +451,42 @@ class CalibrationState:
         equal-width bins instead of the preset's equal-mass ones: the value of
         ``cp.rmsce(..., estimator=cp.EqualWidth(n_bins))``), and ``"top_k_ece"``
         (``k=``; equal-width grid bins, i.e. ``cp.top_k_ece(...,
-        estimator=cp.EqualWidth(n_bins))``). Other keywords (``lens=`` for the
-        one-slice presets, ``estimator=``) go to the constructor.
+        estimator=cp.EqualWidth(n_bins))``), ``"ace"`` and ``"tace"``
+        (``threshold=``, default 0.01) with the equal-mass bins of Nixon et al.
+        (2019, §4): one pass gives them within :meth:`error_bound`, a second
+        pass (:meth:`refine`) exactly. Other keywords (``lens=`` for the
+        one-slice presets, ``estimator=``, e.g. ``cp.EqualMass(15)`` for the
+        equal-mass RMSCE) go to the constructor.
+
+        Estimators that cannot be streamed raise an error naming the
+        alternative: the Dirichlet-kernel CE of Popordanoska et al. (2024) and
+        the unbiased SKCE (sums over pairs of rows; a seeded subsample, or the
+        linear block SKCE), the KS error (needs all rows sorted; a seeded
+        subsample), SmoothECE (:class:`calipers.smooth_ece_state.SmoothECEState`).
 
         Examples
         --------
         >>> from calipers.calibration_state import CalibrationState
         >>> CalibrationState.for_metric("sce", n_bins=5).config["estimator"]["closed"]
         'left'
-        >>> CalibrationState.for_metric("ace")
+        >>> CalibrationState.for_metric("ace").config["estimator"]["equal_mass"]
+        15
+        >>> CalibrationState.for_metric("ks")
         Traceback (most recent call last):
         ...
-        calipers.validation.CalibrationInputError: ace uses equal-mass bins, which need quantiles of the whole data set and are not yet streamable
+        calipers.validation.CalibrationInputError: ks cannot be streamed exactly: ...
         """
         ew = EqualWidth(n_bins, edge_rule)
-        if metric in ("ace", "tace"):
+        if metric in _NOT_STREAMABLE:
             raise CalibrationInputError(
-                f"{metric} uses equal-mass bins, which need quantiles of the whole data set "
-                "and are not yet streamable"
+                f"{metric} cannot be streamed exactly: {_NOT_STREAMABLE[metric]}"
+            )
+        if metric in ("ace", "tace"):
+            thr = kw.pop("threshold", 0.0 if metric == "ace" else 0.01)
+            return cls(
+                **{"lens": "classwise", "class_aggregate": "mean", **kw},
+                selection=threshold(thr),
+                estimator=EqualMass(n_bins, "nixon"),
             )
         if metric == "ece":
             return cls(estimator=ew, **kw)
@@ -464,6 +535,10 @@ class CalibrationState:
         self, probs: Any, labels: Any, sample_weight: Any = None, *, logits: bool = False
     ) -> None:
         """Add a batch (validated by :func:`calipers.check_predictions`)."""
+        if self.edge_rows is not None:
+            raise CalibrationInputError(
+                "this state has started its second pass (refine); the first pass is closed"
+            )
         P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
         self._check_shape(P)
         for sl in self._lens(P):
@@ -471,6 +546,11 @@ class CalibrationState:
                 keep = self._selection(sl)
                 if not bool(keep.all()):
                     sl = sl.subset(keep)
+            if self._equal_mass:
+                grid = self._grid(sl.scores, sl.targets, sl.weights)
+                old = self.grids.get(sl.name)
+                self.grids[sl.name] = grid if old is None else old + grid
+                continue
             d = 0 if sl.scores.ndim == 1 else int(sl.scores.shape[1])
             if sl.n == 0:
                 part = _SliceTotals.empty(d)
@@ -502,6 +582,18 @@ class CalibrationState:
     @staticmethod
     def _shape_text(k: int | None, binary: bool | None) -> str:
         return "1-D binary probabilities" if binary else f"{k} classes"
+
+    def _grid(self, scores: Any, targets: Any, weights: Any) -> ScoreGrid:
+        if scores.ndim != 1:
+            raise CalibrationInputError(
+                "equal-mass bins need 1-D scores; use a lens of one score per row"
+            )
+        return ScoreGrid.from_arrays(
+            as_float64_numpy(scores),
+            as_float64_numpy(targets),
+            None if weights is None else as_float64_numpy(weights),
+            self.config["estimator"]["grid_bits"],
+        )
 
     def _slice_totals(self, scores: Any, targets: Any, weights: Any) -> _SliceTotals:
         keys = _keys(self._estimator, scores, weights, self._n_bins)
@@ -543,9 +635,30 @@ class CalibrationState:
                         f"with one of {self._shape_text(st.n_classes, st.binary)}"
                     )
                 out.n_classes, out.binary = st.n_classes, st.binary
+        if (self.edge_rows is None) != (other.edge_rows is None):
+            raise CalibrationInputError(
+                "cannot merge a state in its second pass (refine) with one in its first"
+            )
+        if self.edge_rows is not None and other.edge_rows is not None:
+            # second pass: both hold the same first-pass totals; only the rows add
+            if not self._same_first_pass(other):
+                raise CalibrationInputError(
+                    "cannot merge second-pass states refined from different first-pass states"
+                )
+            out = self._copy()
+            assert out.edge_rows is not None
+            for name, rows in other.edge_rows.items():
+                mine = out.edge_rows.setdefault(name, [np.zeros(0)] * 3)
+                out.edge_rows[name] = [
+                    np.concatenate([u, v]) for u, v in zip(mine, rows, strict=True)
+                ]
+            return out
         for name in set(self.slices) | set(other.slices):
             a, b = self.slices.get(name), other.slices.get(name)
             out.slices[name] = a + b if (a is not None and b is not None) else (a or b)  # type: ignore[assignment]
+        for name in set(self.grids) | set(other.grids):
+            ga, gb = self.grids.get(name), other.grids.get(name)
+            out.grids[name] = ga + gb if (ga is not None and gb is not None) else (ga or gb)  # type: ignore[assignment]
         out.totals = self.totals + other.totals
         return out
 
@@ -558,6 +671,8 @@ class CalibrationState:
         st._init_parts()
         st.n_classes, st.binary = None, None
         st.slices = {}
+        st.grids = {}
+        st.edge_rows = None
         st.totals = np.zeros(4)
         return st
 
@@ -570,9 +685,29 @@ class CalibrationState:
         vector = sl.arrays["sum_score"].ndim == 2
         return sl.dense(None if vector else self._n_bins)
 
+    def _equal_mass_slices(self) -> list[tuple[SliceStatistics, float]]:
+        """Per slice: the equal-mass bin totals and the bound of their error (weight units)."""
+        out = []
+        for name in sorted(self.grids, key=_natural_key):
+            rows = None
+            if self.edge_rows is not None:
+                r = self.edge_rows.get(name, [np.zeros(0)] * 3)
+                rows = (r[0], r[1], r[2])
+            st, bound = self.grids[name].equal_mass_statistics(self._n_bins, rows)
+            out.append((SliceStatistics(name, st, float(st.weight.sum())), bound))
+        return out
+
     def compute(self) -> float:
-        """The calibration error of all data seen (as :func:`calipers.calibration_error`)."""
+        """The calibration error of all data seen (as :func:`calipers.calibration_error`).
+
+        With equal-mass bins (ACE, TACE, ``EqualMass`` RMSCE; Nixon et al.
+        2019, §4) the one-pass value is approximate, within
+        :meth:`error_bound` of the in-memory one for L1 errors; after a second
+        pass (:meth:`refine`) it is the in-memory value up to summation order.
+        """
         slices = []
+        if self._equal_mass:
+            slices = [ss for ss, _ in self._equal_mass_slices()]
         for name, sl in self._ordered():
             st, _ = self._dense(sl)
             slices.append(SliceStatistics(name, st, float(st.weight.sum())))
@@ -583,6 +718,116 @@ class CalibrationState:
             self.config["class_aggregate"],
             "the state holds no samples to measure (after selection)",
         )
+
+    def error_bound(self) -> float:
+        """Largest possible ``|compute() - in-memory value|``, known from the state alone.
+
+        0 for fixed bins and for equal-mass bins after :meth:`refine`. For the
+        one-pass equal-mass bins of Nixon et al. (2019, §4) only the grid
+        cells that hold an edge rank strictly inside and several distinct
+        scores are uncertain: a slice's bound is ``2 sum_c A_c / W`` over those
+        cells, ``A_c = T_c (1 - min_c) + (W_c - T_c) max_c`` (see
+        :mod:`calipers.score_grid`), combined over slices as the slices are
+        (mean, sum or weighted mean). Defined for the L1 divergence with
+        ``aggregate="weighted"`` (ACE, TACE); other configurations raise.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import calipers as cp
+        >>> from calipers.calibration_state import CalibrationState
+        >>> rng = np.random.default_rng(0)
+        >>> P = rng.dirichlet(np.ones(3) * 0.3, size=4000); y = rng.integers(0, 3, 4000)
+        >>> st = CalibrationState.for_metric("ace"); st.update(P, y)
+        >>> bool(abs(st.compute() - cp.ace(P, y)) <= st.error_bound() < 1e-2)
+        True
+        """
+        if not self._equal_mass or self.edge_rows is not None:
+            return 0.0
+        if self.config["divergence"] != "l1" or self.config["aggregate"] != "weighted":
+            raise CalibrationInputError(
+                "error_bound is defined for divergence='l1' with aggregate='weighted' "
+                f"(ACE, TACE); this state has {self.config['divergence']!r}, "
+                f"{self.config['aggregate']!r}: use refine() for exact equal-mass bins"
+            )
+        parts = self._equal_mass_slices()
+        if not parts:
+            raise CalibrationInputError("the state holds no samples")
+        W = np.array([ss.total_weight for ss, _ in parts])
+        b = np.array([bd / w if w > 0 else 0.0 for (_, bd), w in zip(parts, W, strict=True)])
+        how = self.config["class_aggregate"]
+        if how == "mean":
+            return float(b.mean())
+        if how == "sum":
+            return float(b.sum())
+        return float(np.dot(b, W) / W.sum()) if W.sum() > 0 else 0.0
+
+    def refine(
+        self, probs: Any, labels: Any, sample_weight: Any = None, *, logits: bool = False
+    ) -> CalibrationState:
+        """Second pass for exact equal-mass bins: collect the rows of the edge cells.
+
+        After all batches went through :meth:`update` (first pass), pass the
+        same batches again through ``refine``: it returns a new state holding
+        the first-pass totals plus the rows of this batch that fall in the few
+        grid cells holding an edge of the equal-mass bins of Nixon et al.
+        (2019, §4) (at most ``n_bins - 1`` cells per slice). States refined
+        from the same first-pass state on different batches :meth:`merge` by
+        adding their rows; once every row has been seen, :meth:`compute` gives
+        the exact order statistics, hence the in-memory value up to summation
+        order (it raises while rows are missing). ``update`` is closed after
+        ``refine``. With non-integer sample weights the ranks are sums of
+        weights in another order than in memory; an edge could then differ
+        only if a rank fell within rounding of a cumulative weight.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import calipers as cp
+        >>> from calipers.calibration_state import CalibrationState
+        >>> rng = np.random.default_rng(0)
+        >>> P = rng.dirichlet(np.ones(3), size=3000); y = rng.integers(0, 3, 3000)
+        >>> first = CalibrationState.for_metric("ace")
+        >>> for part in np.array_split(np.arange(3000), 3):
+        ...     first.update(P[part], y[part])
+        >>> second = [first.refine(P[part], y[part]) for part in np.array_split(np.arange(3000), 3)]
+        >>> exact = second[0].merge(second[1]).merge(second[2])
+        >>> bool(np.isclose(exact.compute(), cp.ace(P, y), rtol=1e-12, atol=0)), exact.error_bound()
+        (True, 0.0)
+        """
+        if not self._equal_mass:
+            raise CalibrationInputError(
+                "refine is the second pass of equal-mass bins; fixed bins are exact in one pass"
+            )
+        out = self._copy()
+        rows: dict[str, list[np.ndarray]] = {} if out.edge_rows is None else out.edge_rows
+        P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
+        out._check_shape(P)
+        bits = self.config["estimator"]["grid_bits"]
+        for sl in self._lens(P):
+            if self._selection is not None:
+                keep = self._selection(sl)
+                if not bool(keep.all()):
+                    sl = sl.subset(keep)
+            grid = out.grids.get(sl.name)
+            if grid is None:
+                raise CalibrationInputError(
+                    f"slice {sl.name!r} was not seen in the first pass (update)"
+                )
+            s = as_float64_numpy(sl.scores).reshape(-1)
+            mine = np.isin(score_cells(s, bits), grid.edge_cells(self._n_bins))
+            t = as_float64_numpy(sl.targets).reshape(-1)[mine]
+            w = (
+                np.ones(int(mine.sum()))
+                if sl.weights is None
+                else as_float64_numpy(sl.weights)[mine]
+            )
+            old = rows.get(sl.name, [np.zeros(0)] * 3)
+            rows[sl.name] = [
+                np.concatenate([u, v]) for u, v in zip(old, (s[mine], t, w), strict=True)
+            ]
+        out.edge_rows = rows
+        return out
 
     def _score_total(self, i: int) -> float:
         if self.totals[0] <= 0:
@@ -609,6 +854,10 @@ class CalibrationState:
         since ``"auto"`` means top-label here and class-wise there for
         multi-class input) and estimator, without selection.
         """
+        if self._equal_mass:
+            raise CalibrationInputError(
+                "the Murphy decomposition of a state needs fixed bins (EqualWidth or FixedEdges)"
+            )
         if self.config["selection"] or self.config["lens"] not in (
             "binary",
             "classwise",
@@ -658,6 +907,10 @@ class CalibrationState:
         edges are reported in float64 (the in-memory table rounds them to the
         scores' dtype).
         """
+        if self._equal_mass:
+            raise CalibrationInputError(
+                "the reliability table of a state needs fixed bins (EqualWidth or FixedEdges)"
+            )
         if self.config["selection"] or isinstance(self.config["lens"], dict):
             raise CalibrationInputError(
                 "a reliability table needs a state with a lens of 1-D scores and no selection"
@@ -695,7 +948,29 @@ class CalibrationState:
                 name: {"keys": _enc(sl.keys), **{f: _enc(v) for f, v in sl.arrays.items()}}
                 for name, sl in self._ordered()
             },
+            "grids": {n: self.grids[n].to_dict() for n in sorted(self.grids, key=_natural_key)},
+            "edge_rows": None
+            if self.edge_rows is None
+            else {n: [_enc(a) for a in r] for n, r in self.edge_rows.items()},
         }
+
+    def _copy(self) -> CalibrationState:
+        out = CalibrationState._from_config(self.config)
+        out.n_classes, out.binary = self.n_classes, self.binary
+        out.slices = dict(self.slices)  # totals are never changed in place
+        out.grids = dict(self.grids)
+        out.totals = self.totals.copy()
+        if self.edge_rows is not None:
+            out.edge_rows = {n: list(r) for n, r in self.edge_rows.items()}
+        return out
+
+    def _same_first_pass(self, other: CalibrationState) -> bool:
+        return (
+            (self.n_classes, self.binary) == (other.n_classes, other.binary)
+            and np.array_equal(self.totals, other.totals)
+            and self.grids.keys() == other.grids.keys()
+            and all(g.same_as(other.grids[n]) for n, g in self.grids.items())
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CalibrationState:
@@ -709,6 +984,11 @@ class CalibrationState:
             st.slices[name] = _SliceTotals(
                 _dec(d["keys"]).astype(np.int64), {f: _dec(d[f]) for f in _FIELDS}
             )
+        for name, g in data.get("grids", {}).items():
+            st.grids[name] = ScoreGrid.from_dict(g)
+        rows = data.get("edge_rows")
+        if rows is not None:
+            st.edge_rows = {n: [_dec(a) for a in r] for n, r in rows.items()}
         return st
 
     def to_json(self) -> str:
