@@ -63,3 +63,23 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="also report the NLL with the true-class probability clipped to "
         "[EPS, 1 - EPS] (e.g. 1e-15, as Kull et al. 2019); the exact NLL is always shown",
     )
+
+
+def _add_chunk_rows(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--chunk-rows",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="read each file N rows at a time, in constant memory (for files larger than "
+        "memory; files above 2 GiB are read in chunks of 1048576 rows without it); "
+        "columns that need all rows at once are left out, with a note",
+    )
+    p.add_argument(
+        "--equal-mass",
+        choices=("two-pass", "one-pass", "skip"),
+        default="two-pass",
+        help="for files read in chunks: ACE, TACE and RMSCE (equal-mass bins) exactly from a "
+        "second pass over the file (two-pass, the default), from one pass within a printed "
+        "bound (one-pass; ACE and TACE), or left out (skip, the fastest)",
+    )

@@ -116,11 +116,14 @@ Each format has its own reader module (``calipers.io.npz``, ``npy``, ``csv``,
 ``calipers.io.prediction_file`` (the result and the error), ``checks`` (numeric
 arrays, shapes), ``kind`` (probabilities or logits), ``keys`` (named arrays),
 ``columns`` (one column per class) and ``sniff`` (what a refused file looks
-like). Import from ``calipers.io`` itself: the modules are not a public path.
+like). :func:`read_prediction_chunks` reads the same files in chunks of rows
+(``calipers.io.chunks``), for files larger than memory. Import from
+``calipers.io`` itself: the modules are not a public path.
 """
 
 from __future__ import annotations
 
+from .chunks import PredictionChunk, PredictionChunks, read_prediction_chunks
 from .keys import LABELS_KEYS, LOGITS_KEYS, PROBS_KEYS
 from .prediction_file import PredictionFile, PredictionFileError
 from .read import read_predictions
@@ -129,6 +132,9 @@ __all__ = [
     "PredictionFile",
     "PredictionFileError",
     "read_predictions",
+    "read_prediction_chunks",
+    "PredictionChunk",
+    "PredictionChunks",
     "PROBS_KEYS",
     "LOGITS_KEYS",
     "LABELS_KEYS",
@@ -137,7 +143,14 @@ __all__ = [
 # The public names keep ``calipers.io`` as their module, as before this module became
 # a package: in tracebacks, repr, pickles and the documentation. The methods follow
 # their class, so that doctest finds their examples with it.
-for _public in (PredictionFile, PredictionFileError, read_predictions):
+for _public in (
+    PredictionFile,
+    PredictionFileError,
+    read_predictions,
+    read_prediction_chunks,
+    PredictionChunk,
+    PredictionChunks,
+):
     _public.__module__ = __name__
     for _member in vars(_public).values():
         if callable(_member) and hasattr(_member, "__module__"):

@@ -99,13 +99,16 @@ def _assemble_columns(
     return arr, labels, f"{kind} from {how}"
 
 
-def _labels_from_floats(raw: np.ndarray, where: str, lname: str) -> np.ndarray:
-    """Integer labels from a float column; every value must be a whole number."""
+def _labels_from_floats(raw: np.ndarray, where: str, lname: str, offset: int = 0) -> np.ndarray:
+    """Integer labels from a float column; every value must be a whole number.
+
+    ``offset`` rows of the file precede ``raw`` (chunked reading), for the message.
+    """
     bad = ~np.isfinite(raw) | (raw != np.round(raw))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise _err(
-            f"{where} data row {i + 1}, column '{lname}': label {float(raw[i]):g} "
+            f"{where} data row {offset + i + 1}, column '{lname}': label {float(raw[i]):g} "
             "is not a class index (labels are integers 0..k-1 or class column names)"
         )
     return raw.astype(np.int64)

@@ -22,7 +22,7 @@ from .columns import (
     _labels_from_floats,
     _labels_from_strings,
 )
-from .prediction_file import _err, _Read
+from .prediction_file import Kind, KindBasis, _err, _Read
 
 
 def _csv_rows(path: Path, n_fields: int) -> tuple[list[list[str]], list[int]]:
@@ -59,7 +59,10 @@ def _parse_float_column(
     return out
 
 
-def _read_csv(path: Path, logits: bool | None, has_labels_path: bool) -> _Read:
+def _csv_header(
+    path: Path, logits: bool | None
+) -> tuple[list[str], list[int], list[int], Kind, KindBasis]:
+    """The column names, label and class columns, and kind of a CSV file (its header row)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
             header = next(csv.reader(fh), None)
@@ -75,8 +78,13 @@ def _read_csv(path: Path, logits: bool | None, has_labels_path: bool) -> _Read:
             f"'{path}' has no header row (its first line is {','.join(names)!r}); add one, "
             "e.g. 'label,p0,p1,...' (a label column and one column per class)"
         )
+    label_cols, class_cols, kind, basis = _column_roles(names, f"'{path}'", logits)
+    return names, label_cols, class_cols, kind, basis
+
+
+def _read_csv(path: Path, logits: bool | None, has_labels_path: bool) -> _Read:
+    names, label_cols, class_cols, kind, basis = _csv_header(path, logits)
     where = f"'{path}'"
-    label_cols, class_cols, kind, basis = _column_roles(names, where, logits)
     # fast path: every field numeric (np.loadtxt); otherwise the csv module, which
     # also finds the line of a ragged row or of a value that is not a number
     try:

@@ -63,6 +63,23 @@ class _Parquet:
                 f"{what} '{path}' is damaged or not a Parquet file ({exc}); write it again, "
                 "e.g. with pyarrow.parquet.write_table or DataFrame.to_parquet"
             ) from None
+        self._set_table(table)
+
+    @classmethod
+    def of_rows(
+        cls, path: Path, table: Any, offset: int, modules: tuple[Any, Any, Any]
+    ) -> _Parquet:
+        """A slice of a file's rows already read (``offset`` rows precede it), for chunks."""
+        self = cls.__new__(cls)
+        self.path, self.where = path, f"'{path}'"
+        self.pa, _, self.pc = modules
+        self.offset = offset
+        self._set_table(table)
+        return self
+
+    offset = 0  # rows of the file before this table (chunked reading); messages count from 1
+
+    def _set_table(self, table: Any) -> None:
         try:
             meta = table.schema.pandas_metadata or {}
         except ValueError:  # unreadable pandas metadata: keep every column
@@ -102,7 +119,7 @@ class _Parquet:
             i = int(np.flatnonzero(nulls)[0])
             raise _err(
                 f"{self.where} column '{name}' has {col.null_count} missing values (null), "
-                f"the first in data row {i + 1}; every row needs a value"
+                f"the first in data row {self.offset + i + 1}; every row needs a value"
             )
         return col
 
@@ -132,8 +149,9 @@ class _Parquet:
             if (lengths != width).any():
                 i = int(np.flatnonzero(lengths != width)[0])
                 raise _err(
-                    f"{self.where} column '{name}': data row {i + 1} holds {lengths[i]} values "
-                    f"but data row 1 holds {width}; every row needs one value per class"
+                    f"{self.where} column '{name}': data row {self.offset + i + 1} holds "
+                    f"{lengths[i]} values but data row {self.offset + 1} holds {width}; every "
+                    "row needs one value per class"
                 )
         values = col.flatten()
         t = self.pa.types
@@ -148,7 +166,7 @@ class _Parquet:
             nulls = np.asarray(values.is_null().to_numpy(zero_copy_only=False))
             i = int(np.flatnonzero(nulls)[0])
             raise _err(
-                f"{self.where} column '{name}', data row {i // max(width, 1) + 1}: value "
+                f"{self.where} column '{name}', data row {self.offset + i // max(width, 1) + 1}: value "
                 f"{i % max(width, 1)} is missing (null); every row needs one number per class"
             )
         flat = np.asarray(values.to_numpy(zero_copy_only=False))
@@ -160,7 +178,7 @@ class _Parquet:
         if cat == "numeric":
             raw = np.asarray(self._array(name).to_numpy(zero_copy_only=False))
             if raw.dtype.kind == "f":
-                return _labels_from_floats(raw, self.where, name)
+                return _labels_from_floats(raw, self.where, name, self.offset)
             return raw.astype(np.int64)
         if cat == "string":
             values = [str(v) for v in self._array(name).to_pylist()]
@@ -168,7 +186,7 @@ class _Parquet:
                 values,
                 classes,
                 f"{self.where} column '{name}'",
-                range(1, len(values) + 1),
+                range(self.offset + 1, self.offset + len(values) + 1),
                 at_word="data row",
             )
         typ = self.table.schema.field(name).type
@@ -187,6 +205,19 @@ def _read_parquet(
     has_labels_path: bool,
 ) -> _Read:
     pq = _Parquet(path, "prediction file")
+    return _read_parquet_table(pq, probs_key, logits_key, labels_key, logits, has_labels_path)
+
+
+def _read_parquet_table(
+    pq: _Parquet,
+    probs_key: str | None,
+    logits_key: str | None,
+    labels_key: str | None,
+    logits: bool | None,
+    has_labels_path: bool,
+) -> _Read:
+    """The predictions of a Parquet table (a whole file, or one chunk of its rows)."""
+    path = pq.path
     names, where = pq.names, pq.where
     if not names:
         raise _err(f"{where} has no columns; write a label column and one column per class")
