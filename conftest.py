@@ -9,3 +9,6 @@ import importlib.util
 collect_ignore: list[str] = []
 if importlib.util.find_spec("torchmetrics") is None or importlib.util.find_spec("torch") is None:
     collect_ignore.append("src/calipers/torchmetrics.py")
+# calipers.dask's doctests run Dask arrays and DataFrames (an optional dependency)
+if any(importlib.util.find_spec(m) is None for m in ("dask", "pandas", "pyarrow")):
+    collect_ignore.append("src/calipers/dask.py")

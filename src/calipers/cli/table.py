@@ -36,8 +36,17 @@ from ..scores import accuracy, brier, nll
 from ..validation import Predictions
 from .exit_status import EXIT_OK
 from .inputs import _default_models, _file_models, add_input_options
-from .options import EPILOG, _add_common
+from .options import EPILOG, _add_chunk_rows, _add_common, _positive_int
 from .outputs import _emit, _info, write_atomic
+from .streaming import (
+    NOT_STREAMED_WHY,
+    STREAMED_COLUMNS,
+    StreamedModel,
+    dask_model,
+    not_streamed_note,
+    stream_model,
+    wants_streaming,
+)
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -65,6 +74,15 @@ Prediction files (never unpickled):
 Nothing is clipped or renormalised unless asked (--clip, --renormalize,
 --nll-clip);
 an NLL of inf is printed as inf, with a note saying why.
+
+Files larger than memory: with --chunk-rows N (and for any file above 2 GiB,
+in chunks of 1048576 rows) a file is read N rows at a time (.npy memory-mapped,
+.npz and .csv streamed, .parquet by record batches; .pt read whole) and its
+row comes from per-bin totals added chunk by chunk: accuracy, NLL, Brier, ECE,
+SCE, MCE, class-wise and bin-averaged ECE equal the in-memory values. ACE, TACE
+and RMSCE (equal-mass bins, quantiles of all rows) need a second pass over the
+file (--equal-mass two-pass, the default; exact), or come from one pass within a
+printed bound (one-pass), or are printed as n/a with a note (skip).
 """
 
 
@@ -118,7 +136,7 @@ def _zero_true_class_rows(P: Predictions) -> int:
 
 
 def _build_table(
-    models: list[tuple[str, Predictions]],
+    models: Sequence[tuple[str, Predictions | StreamedModel]],
     sources: list[str],
     n_bins: int,
     nll_clip: float | None,
@@ -127,23 +145,32 @@ def _build_table(
     columns = _columns(nll_clip)
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
+    streamed = [P for _, P in models if isinstance(P, StreamedModel)]
     for name, P in models:
-        row: dict[str, Any] = {"model": name, "n": P.n_samples, "n_classes": P.n_classes}
-        for col in columns:
-            row[col.key] = float(col.compute(P, n_bins))
+        row: dict[str, Any]
+        if isinstance(P, StreamedModel):  # totals of calibration states, chunk by chunk
+            row = {"model": name, "n": P.n, "n_classes": P.n_classes}
+            for col in columns:
+                row[col.key] = P.value(col.key)
+        else:
+            row = {"model": name, "n": P.n_samples, "n_classes": P.n_classes}
+            for col in columns:
+                row[col.key] = float(col.compute(P, n_bins))
         rows.append(row)
         if math.isinf(row["nll"]):
-            z = _zero_true_class_rows(P)
+            z = P.zero_true_class if isinstance(P, StreamedModel) else _zero_true_class_rows(P)
+            n_rows = P.n if isinstance(P, StreamedModel) else P.n_samples
             clip_hint = (
                 f"; the NLL@{nll_clip:g} column clips p_y to [{nll_clip:g}, 1 - {nll_clip:g}]"
                 if nll_clip is not None
                 else "; add --nll-clip 1e-15 to also report the NLL with p_y clipped"
             )
             notes.append(
-                f"NLL is inf for {name}: {z} of {P.n_samples} rows give probability 0 to the "
+                f"NLL is inf for {name}: {z} of {n_rows} rows give probability 0 to the "
                 "true class, and -log 0 = inf. This is the exact value, not an error: calipers "
                 f"never clips silently{clip_hint}."
             )
+    notes += not_streamed_note(streamed, {c.key: c.header for c in columns})
     notes.extend(extra_notes)
     any_binary = any(P.binary for _, P in models)
     any_multi = any(not P.binary for _, P in models)
@@ -184,6 +211,8 @@ def _build_table(
 
 
 def _fmt(value: Any, places: int = 4) -> str:
+    if value is None:  # a column not computed (streamed rows): the notes say why
+        return "n/a"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
@@ -266,7 +295,9 @@ def _format_csv(table: _Table) -> str:
     keys = ["model", "n", "n_classes"] + [c.key for c in table.columns]
     writer.writerow(keys)
     for r in table.rows:
-        writer.writerow([repr(r[k]) if isinstance(r[k], float) else r[k] for k in keys])
+        writer.writerow(
+            [repr(r[k]) if isinstance(r[k], float) else "" if r[k] is None else r[k] for k in keys]
+        )
     return buf.getvalue()
 
 
@@ -286,9 +317,41 @@ def _resolve_format(args: argparse.Namespace) -> str:
     return "text"
 
 
+def _table_models(
+    args: argparse.Namespace,
+) -> tuple[list[tuple[str, Predictions | StreamedModel]], list[str]]:
+    """Each file read whole, or in chunks (``--chunk-rows``, or a file above 2 GiB)."""
+    paths = [Path(f) for f in args.files]
+    stems = [p.stem for p in paths]
+    names = [str(p) if stems.count(p.stem) > 1 else p.stem for p in paths]
+    models: list[tuple[str, Predictions | StreamedModel]] = []
+    sources: list[str] = []
+    metrics = [
+        c.key for c in _columns(None) if c.key in STREAMED_COLUMNS or c.key in NOT_STREAMED_WHY
+    ]
+    for name, path in zip(names, paths, strict=True):
+        if args.scheduler is not None or args.workers is not None:
+            sm = dask_model(name, path, args, metrics)
+            models.append((name, sm))
+            sources.append(sm.source)
+            continue
+        chunk_rows = wants_streaming(path, args.chunk_rows)
+        if chunk_rows is None:
+            one = argparse.Namespace(**{**vars(args), "files": [str(path)]})
+            whole, source = _file_models(one)
+            models.append((name, whole[0][1]))
+            sources += source
+        else:
+            sm = stream_model(name, path, chunk_rows, args, metrics, args.nll_clip)
+            models.append((name, sm))
+            sources.append(sm.source)
+    return models, sources
+
+
 def _cmd_table(args: argparse.Namespace) -> int:
+    models: Sequence[tuple[str, Predictions | StreamedModel]]
     if args.files:
-        models, sources = _file_models(args)
+        models, sources = _table_models(args)
     else:
         models, sources = _default_models(args.renormalize)
     extra = ["rows were renormalised to sum to 1 (--renormalize)"] if args.renormalize else []
@@ -348,6 +411,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="replace an existing --out file (without it an existing one is refused)",
     )
+    _add_chunk_rows(table)
+    dask_opts = table.add_mutually_exclusive_group()
+    dask_opts.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="compute on the Dask scheduler at ADDRESS (e.g. tcp://host:8786), partition by "
+        "partition; each FILE is a Parquet file, directory or glob (needs calipers[dask])",
+    )
+    dask_opts.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="as --scheduler, on a local Dask cluster of N worker processes started for the run",
+    )
     add_input_options(table, repair=True, omit=("--probs",), helps=_TABLE_INPUT_HELP)
     table.set_defaults(func=_cmd_table)
     return table
@@ -366,8 +445,16 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
                 ("--labels-key", args.labels_key),
                 ("--clip", args.clip),
                 ("--sum-tol", args.sum_tol is not None),
+                ("--chunk-rows", args.chunk_rows is not None),
+                ("--scheduler", args.scheduler is not None),
+                ("--workers", args.workers is not None),
             )
             if value
         ]
         if given:
             parser.error(f"{', '.join(given)} needs a prediction FILE")
+    if args.chunk_rows is not None and (args.scheduler is not None or args.workers is not None):
+        parser.error(
+            "--chunk-rows reads a file on this machine; with --scheduler/--workers "
+            "each Parquet partition is one chunk"
+        )
