@@ -20,7 +20,7 @@ from .. import __version__
 from ..io import PredictionFileError
 from ..output import OutputExistsError, terminate_on_sigterm
 from ..validation import CalibrationInputError
-from . import demo, diagram, report, table
+from . import demo, diagram, report, sweep, table
 from .exit_status import EXIT_INPUT, EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE
 from .options import EPILOG
 from .outputs import _info, _OutputError
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"calipers {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (table, demo, report, diagram):
+    for command in (table, demo, report, diagram, sweep):
         command.add_parser(sub)
     return parser
 

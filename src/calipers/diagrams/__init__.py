@@ -25,6 +25,10 @@ function                               shows
 :func:`group_bar_chart`                grouping lens, per true group (Kirchenbauer, Oaks & Heim (2022) Fig. 3)
 :func:`interval_diagram`               per-interval (Likert) errors and counts (Kirchenbauer, Oaks & Heim (2022)
                                        Figs. 5-6)
+:func:`sweep_diagram`                  estimates vs test-set size (Gruber & Buettner (2022) Figs. 1, 3),
+                                       vs bins, k-d tree gamma, bandwidth or kernel with
+                                       intervals (Kirchenbauer, Oaks & Heim (2022) Fig. 7;
+                                       Chidambaram & Ge (2024) App. H)
 =====================================  ==================================================
 
 Examples
@@ -45,6 +49,7 @@ from .bars import DEFAULT_LIKERT, group_bar_chart, interval_diagram, top_k_bar_c
 from .reliability import classwise_reliability_grid, reliability_diagram, wilson_interval
 from .sharpness import calibration_sharpness_diagram, sharpness_caption, sharpness_note
 from .smooth import smooth_linewidths, smooth_reliability_diagram
+from .sweep import sweep_diagram
 
 __all__ = [
     "reliability_diagram",
@@ -54,6 +59,7 @@ __all__ = [
     "top_k_bar_chart",
     "group_bar_chart",
     "interval_diagram",
+    "sweep_diagram",
     "wilson_interval",
     "sharpness_note",
     "sharpness_caption",
