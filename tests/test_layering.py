@@ -49,7 +49,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("files", ("calipers.io", "calipers.output", "calipers.datasets")),
     (
         "pipeline parts",
-        ("calipers.lenses", "calipers.selection", "calipers.binning", "calipers.divergences"),
+        (
+            "calipers.lenses",
+            "calipers.selection",
+            "calipers.binning",
+            "calipers.divergences",
+            "calipers.score_grid",
+        ),
     ),
     (
         "estimators",
@@ -85,12 +91,21 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "calipers.confidence_interval",
             "calipers._resampling",
             "calipers.decomposition",
+            "calipers.sweeps",
+            "calipers.verdict",
         ),
     ),
     ("recalibration", ("calipers.recalibration",)),
     (
         "diagrams",
-        ("calipers.diagrams", "calipers.reliability_table", "calipers.calibration_state"),
+        (
+            "calipers.diagrams",
+            "calipers.reliability_table",
+            "calipers.calibration_state",
+            "calipers.smooth_ece_state",
+            "calipers.calibration_sharpness_state",
+            "calipers.dask",
+        ),
     ),
     ("report", ("calipers.report", "calipers._latex")),
     ("namespace", ("calipers",)),

@@ -41,6 +41,7 @@ from .diagrams import (
     interval_diagram,
     reliability_diagram,
     smooth_reliability_diagram,
+    sweep_diagram,
     top_k_bar_chart,
 )
 from .dirichlet_kernel import DirichletKernel, select_bandwidth
@@ -106,8 +107,10 @@ from .scores import accuracy, brier, nll
 from .selection import LabelSelection, ScoreInterval, threshold
 from .skce import skce
 from .smooth_ece import SmoothReliability, smece, smece_bandwidth, smooth_reliability
+from .sweeps import ParameterSweep, TestSizeSweep, parameter_sweep, test_size_sweep
 from .upper_bound import calibration_upper_bound, rbs, recalibration_improvement
 from .validation import CalibrationInputError, Predictions, check_predictions
+from .verdict import Verdict, verdict
 
 __version__ = "0.1.0"
 
@@ -181,11 +184,18 @@ __all__ = [
     "recalibration_improvement",
     # calibration tests
     "consistency_test",
+    "verdict",
+    "Verdict",
     "confidence_interval",
     "paired_confidence_interval",
     "ConfidenceInterval",
     "skce_test",
     "CalibrationTestResult",
+    # sweeps (Gruber & Buettner (2022); Kirchenbauer, Oaks & Heim (2022); Chidambaram & Ge (2024))
+    "test_size_sweep",
+    "parameter_sweep",
+    "TestSizeSweep",
+    "ParameterSweep",
     # binning-free calibration errors
     "ks_calibration_error",
     "mmce",
@@ -221,6 +231,7 @@ __all__ = [
     "top_k_bar_chart",
     "group_bar_chart",
     "interval_diagram",
+    "sweep_diagram",
     # reports
     "report",
     "Report",
