@@ -128,3 +128,46 @@ def test_chunked_path_unvalidated_scores_outside_unit_interval_are_clipped() -> 
     got = cp.calibration_error(p, y, lens="binary", validate=False)
     assert got == pytest.approx(expected, rel=1e-12)
     assert W.sum() == n
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.nan, r"probs contains a non-finite value \(nan\) at row 70001"),
+        (np.inf, r"probs contains a non-finite value \(inf\) at row 70001"),
+        (-np.inf, r"probs contains a non-finite value \(-inf\) at row 70001"),
+        (1.5, r"probs must lie in \[0, 1\]; found 1.5 at row 70001"),
+        (-0.25, r"probs must lie in \[0, 1\]; found -0.25 at row 70001"),
+    ],
+)
+def test_long_binary_input_is_validated_by_its_binning(bad: float, message: str) -> None:
+    # the range check of long 1-D scores is left to the residual histogram, which
+    # runs the full validation as soon as a score leaves the bins or a total is not
+    # finite: the same error, naming the row, and no warning from the cast of a NaN
+    import warnings
+
+    rng = np.random.default_rng(23)
+    p = rng.random(100_000)
+    y = (rng.random(100_000) < p).astype(np.int64)
+    p[70_001] = bad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(cp.CalibrationInputError, match=message):
+            cp.ece(p, y)
+        with pytest.raises(cp.CalibrationInputError, match=message):
+            cp.calibration_error(p, y, lens="binary")
+
+
+def test_long_binary_input_within_the_tolerance_is_binned_with_clipping() -> None:
+    # rounding noise just outside [0, 1] passes the validation (as for short input)
+    # and lands in the end bins, as np.clip of the searchsorted ids does
+    rng = np.random.default_rng(29)
+    p = rng.random(100_000)
+    y = (rng.random(100_000) < p).astype(np.int64)
+    p[5] = 1 + 1e-12
+    p[90_000] = -1e-12
+    ids = np.clip(np.searchsorted(np.arange(1, 15) / 15, p, side="left"), 0, 14)
+    expected = np.abs(np.bincount(ids, p - y, 15)).sum() / p.shape[0]
+    assert cp.ece(p, y) == pytest.approx(expected, rel=1e-12)
+    short = cp.ece(p[:1000], y[:1000])  # the short path accepts the same values
+    assert short == pytest.approx(cp.ece(np.clip(p[:1000], 0, 1), y[:1000]), rel=1e-12)

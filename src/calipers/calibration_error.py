@@ -29,7 +29,7 @@ Finally an Lp divergence with ``root`` raises the result to ``1/p``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 import numpy as np
@@ -388,20 +388,48 @@ def calibration_error(
     ...                            estimator=cp.DirichletKernel(1.0), divergence="kl"), 6)
     0.435817
     """
-    P = check_predictions(
-        probs,
-        labels,
-        logits=logits,
-        sample_weight=sample_weight,
-        validate=validate,
-        classes=classes,
-    )
     est = EqualWidth(15) if estimator is None else estimator
     div = get_divergence(divergence)
     if class_aggregate not in ("mean", "sum", "weighted"):
         raise CalibrationInputError(
             f"class_aggregate must be 'mean', 'sum' or 'weighted'; got {class_aggregate!r}"
         )
+    residuals = selection is None and aggregate == "weighted" and isinstance(div, Lp) and div.p == 1
+
+    def checked(validate: bool) -> Predictions:
+        return check_predictions(
+            probs,
+            labels,
+            logits=logits,
+            sample_weight=sample_weight,
+            validate=validate,
+            classes=classes,
+        )
+
+    # Long 1-D binary probabilities (the commonest call): the range of the scores is
+    # checked by the binning of the residual path itself (a score outside [0, 1] falls
+    # outside the bins, a non-finite one makes a total non-finite), which then runs
+    # the full check; the labels are checked as always.
+    defer = (
+        validate
+        and residuals
+        and lens in ("auto", "binary")
+        and sample_weight is None
+        and not logits
+        and isinstance(probs, np.ndarray)
+        and probs.ndim == 1
+        and probs.dtype.kind == "f"
+        and probs.shape[0] > 2 * _CHUNK
+    )
+    P = checked(validate and not defer)
+    if residuals:
+        value = _l1_from_residuals(
+            P, get_lens(lens), est, (lambda: checked(True)) if defer else None
+        )
+        if value is not None:
+            return wrap_scalar(value, P.probs)
+    if defer:
+        P = checked(True)
     if hasattr(est, "regress"):
         return wrap_scalar(
             _kernel_calibration_error(
@@ -409,10 +437,6 @@ def calibration_error(
             ),
             P.probs,
         )
-    if selection is None and aggregate == "weighted" and isinstance(div, Lp) and div.p == 1:
-        residual = _l1_from_residuals(P, get_lens(lens), est)
-        if residual is not None:
-            return wrap_scalar(residual, P.probs)
     slices = _iter_slices(P, get_lens(lens), combine(selection), est)
     value = error_from_statistics(
         slices, div, aggregate, class_aggregate, "the selection left no samples to measure"
@@ -420,7 +444,9 @@ def calibration_error(
     return wrap_scalar(value, P.probs)
 
 
-def _l1_from_residuals(P: Predictions, lens: Lens, estimator: Binning) -> float | None:
+def _l1_from_residuals(
+    P: Predictions, lens: Lens, estimator: Binning, check: Callable[[], Any] | None = None
+) -> float | None:
     """The weighted-l1 error of one long binary slice from per-bin residual totals.
 
     With the l1 divergence and bins weighted by their size, a bin contributes
@@ -432,6 +458,12 @@ def _l1_from_residuals(P: Predictions, lens: Lens, estimator: Binning) -> float 
     unweighted 1-D slice of 0/1 integer targets longer than two chunks, binned
     by :class:`~calipers.binning.EqualWidth`. Equal to the general path up to
     the order of the floating-point sums (1e-15 relative).
+
+    ``check`` (the full validation of the scores, when the caller deferred it) is
+    called as soon as a score falls outside the bins (outside [0, 1]) or a total
+    is not finite (a NaN or infinite score): it raises for an invalid score and
+    returns for one within the tolerance of the validation, which is then
+    binned with clipping.
     """
     if not isinstance(estimator, EqualWidth) or P.sample_weight is not None:
         return None
@@ -460,15 +492,21 @@ def _l1_from_residuals(P: Predictions, lens: Lens, estimator: Binning) -> float 
     for i in range(0, s.shape[0], m):
         sj = s[i : i + m]
         rj = np.subtract(sj, t[i : i + m], out=r[: sj.shape[0]], dtype=np.float64)
-        ids = estimator._assign_1d(sj, buffers, clip=False)
+        with np.errstate(invalid="ignore"):  # a NaN score (checked below) cast to an id
+            ids = estimator._assign_1d(sj, buffers, clip=False)
         f: np.ndarray
         try:
             f = np.bincount(ids, weights=rj, minlength=nb)
         except ValueError:  # a negative id: a score below 0 (validate=False)
             f = np.zeros(0)
         if f.shape[0] != nb:  # outside [0, 1]: bin with clipping, as the general path
+            if check is not None:
+                check()  # raises unless the scores are valid (within the tolerance)
+                check = None
             f = np.bincount(estimator._assign_1d(sj), weights=rj, minlength=nb)
         totals += f
+    if check is not None and not np.isfinite(totals).all():
+        check()  # a NaN or infinite score: the validation names it
     return float(np.abs(totals).sum() / s.shape[0])
 
 
