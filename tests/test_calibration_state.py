@@ -18,10 +18,8 @@ commutative (float addition is) and JSON round trips are bit-exact.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from functools import reduce
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +28,7 @@ import pytest
 import calipers as cp
 from calipers.calibration_state import CalibrationState
 from calipers.validation import CalibrationInputError
+from shared_data import load as _load
 
 REL = 1e-12
 
@@ -317,20 +316,6 @@ def test_reliability_table(kind: str, lens: str, est: Any, empty: str, weighted:
 
 
 # ----------------------------------------------------------------------------- real data
-
-
-def _data_dir() -> Path | None:
-    env = os.environ.get("CALIPERS_SHARED_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
-    return path if path.is_dir() else None
-
-
-def _load(name: str) -> dict[str, np.ndarray]:
-    d = _data_dir()
-    if d is None or not (d / name).is_file():
-        pytest.skip(f"{name} not found (set CALIPERS_SHARED_DATA or provide ../shared/data)")
-    with np.load(d / name, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
 
 
 @pytest.mark.parametrize("metric", ["ece", "mce", "sce", "classwise_ece", "top_label_ece", "tce_p"])

@@ -11,9 +11,7 @@ skipped only when absent.
 from __future__ import annotations
 
 import json
-import os
 from functools import reduce
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +22,7 @@ from calipers.binning import EqualMass, bin_statistics
 from calipers.calibration_state import CalibrationState
 from calipers.score_grid import ScoreGrid, score_cells
 from calipers.validation import CalibrationInputError
+from shared_data import load as _load
 
 REL = 1e-12
 
@@ -202,20 +201,6 @@ def test_not_streamable_names_the_alternative(metric: str, alternative: str) -> 
 
 
 # ----------------------------------------------------------------------------- real data
-
-
-def _data_dir() -> Path | None:
-    env = os.environ.get("CALIPERS_SHARED_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
-    return path if path.is_dir() else None
-
-
-def _load(name: str) -> dict[str, np.ndarray]:
-    d = _data_dir()
-    if d is None or not (d / name).is_file():
-        pytest.skip(f"{name} not found (set CALIPERS_SHARED_DATA or provide ../shared/data)")
-    with np.load(d / name, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
 
 
 def _real(name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,6 @@ skipped only when Dask or distributed is not installed.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import calipers as cp  # noqa: E402
 import calipers.dask as cpd  # noqa: E402
 from calipers.calibration_state import CalibrationState  # noqa: E402
 from calipers.validation import CalibrationInputError  # noqa: E402
+from shared_data import load as _load  # noqa: E402
 
 REL = 1e-12
 
@@ -77,20 +77,6 @@ def client() -> Iterator[Any]:
         distributed.Client(cluster, set_as_default=False) as c,
     ):
         yield c
-
-
-def _data_dir() -> Path | None:
-    env = os.environ.get("CALIPERS_SHARED_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
-    return path if path.is_dir() else None
-
-
-def _load(name: str) -> dict[str, np.ndarray]:
-    d = _data_dir()
-    if d is None or not (d / name).is_file():
-        pytest.skip(f"{name} not found (set CALIPERS_SHARED_DATA or provide ../shared/data)")
-    with np.load(d / name, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
 
 
 def _close(got: float, want: float, what: str) -> None:

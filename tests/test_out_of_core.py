@@ -25,26 +25,10 @@ import calipers as cp
 from calipers.cli import main
 from calipers.io import PredictionFileError, read_prediction_chunks, read_predictions
 from calipers.validation import CalibrationInputError
+from shared_data import load as _load
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
-
-
-def _data_dir() -> Path | None:
-    env = os.environ.get("CALIPERS_SHARED_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
-    return path if path.is_dir() else None
-
-
-def _load(name: str) -> dict[str, np.ndarray]:
-    d = _data_dir()
-    if d is None:
-        pytest.skip("shared data folder not found (set CALIPERS_SHARED_DATA)")
-    path = d / name
-    if not path.is_file():
-        pytest.skip(f"{name} not present in the shared data folder {d}")
-    with np.load(path, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
 
 
 # ----------------------------------------------------------------------------- writers

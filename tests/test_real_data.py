@@ -8,35 +8,13 @@ here is skipped (with a reason) when it is absent.
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.special import softmax
 
 import calipers as cp
-
-
-def _data_dir() -> Path | None:
-    """``$CALIPERS_SHARED_DATA`` when set (and only it), else ``<repo>/../shared/data``."""
-    env = os.environ.get("CALIPERS_SHARED_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
-    return path if path.is_dir() else None
-
-
-def _load(name: str) -> dict[str, np.ndarray]:
-    d = _data_dir()
-    if d is None:
-        pytest.skip(
-            "shared data folder not found (set CALIPERS_SHARED_DATA or provide ../shared/data)"
-        )
-    path = d / name
-    if not path.is_file():
-        pytest.skip(f"{name} not present in the shared data folder {d}")
-    with np.load(path, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
-
+from shared_data import load as _load
 
 # ----------------------------------------------------------------------------- DenseNet-40
 
