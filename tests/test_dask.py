@@ -433,3 +433,25 @@ def test_the_command_line_table_on_the_scheduler(
     assert got.pop("model") == "cifar10" and want.pop("model") == "cifar10"
     for key, value in want.items():
         assert float(got[key]) == pytest.approx(float(value), rel=1e-12), key
+
+
+def test_the_command_line_report_on_the_scheduler(
+    client: Any,
+    cifar10_parquet: tuple[Path, np.ndarray, np.ndarray],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `calipers report DIR --scheduler ADDRESS`: the streamed report's rows, from Dask
+    import json
+
+    from calipers.cli import main
+
+    folder, P, y = cifar10_parquet
+    args = ["report", str(folder), "--scheduler", client.scheduler.address, "--format", "json"]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["rows"]
+    assert row["n"] == 10_000
+    for key, oracle in (("ece", cp.ece), ("ace", cp.ace), ("sce", cp.sce), ("nll", cp.nll)):
+        assert row[key] == pytest.approx(float(oracle(P, y)), rel=1e-12), key
+    assert doc["notes"][0].startswith("Computed on Dask")
+    assert main([*args, "--chunk-rows", "10"]) != 0  # one or the other

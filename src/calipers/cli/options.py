@@ -83,3 +83,29 @@ def _add_chunk_rows(p: argparse.ArgumentParser) -> None:
         "second pass over the file (two-pass, the default), from one pass within a printed "
         "bound (one-pass; ACE and TACE), or left out (skip, the fastest)",
     )
+
+
+def _add_dask(p: argparse.ArgumentParser) -> None:
+    """``--scheduler ADDRESS`` / ``--workers N``: compute a Parquet data set on Dask."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="compute on the Dask scheduler at ADDRESS (e.g. tcp://host:8786), partition by "
+        "partition; each FILE is a Parquet file, directory or glob (needs calipers[dask])",
+    )
+    group.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="as --scheduler, on a local Dask cluster of N worker processes started for the run",
+    )
+
+
+def _uses_dask(args: argparse.Namespace) -> bool:
+    """Whether ``--scheduler`` or ``--workers`` was given."""
+    return (
+        getattr(args, "scheduler", None) is not None or getattr(args, "workers", None) is not None
+    )

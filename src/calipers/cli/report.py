@@ -17,7 +17,7 @@ from ..validation import CalibrationInputError
 from .exit_status import EXIT_OK
 from .inputs import _file_models, add_input_options
 from .methods import METHOD_ALIASES, _recalibrators
-from .options import EPILOG, _positive_int
+from .options import EPILOG, _add_dask, _positive_int, _uses_dask
 from .outputs import _emit, _info
 
 REPORT_DESCRIPTION = """\
@@ -84,7 +84,7 @@ _STREAM_COLUMNS = (
 
 def _streamed_report(args: argparse.Namespace, chunk_rows: int | None) -> dict[str, Any]:
     """The small report of files read in chunks: metric rows, reliability tables, notes."""
-    from .streaming import DEFAULT_CHUNK_ROWS, STREAMED_COLUMNS, stream_model
+    from .streaming import DEFAULT_CHUNK_ROWS, STREAMED_COLUMNS, dask_model, stream_model
 
     paths = [Path(f) for f in args.files]
     stems = [p.stem for p in paths]
@@ -95,7 +95,11 @@ def _streamed_report(args: argparse.Namespace, chunk_rows: int | None) -> dict[s
     size = chunk_rows or DEFAULT_CHUNK_ROWS
     sargs = argparse.Namespace(**{**vars(args), "bins": 15, "equal_mass": "two-pass"})
     for name, path in zip(names, paths, strict=True):
-        sm = stream_model(name, path, size, sargs, [*STREAMED_COLUMNS, "ace"])
+        metrics = [*STREAMED_COLUMNS, "ace"]
+        if _uses_dask(args):
+            sm = dask_model(name, path, sargs, metrics)
+        else:
+            sm = stream_model(name, path, size, sargs, metrics)
         sources.append(sm.source)
         row: dict[str, Any] = {"model": name, "n": sm.n, "n_classes": sm.n_classes}
         row.update({key: sm.value(key) for key, _ in _STREAM_COLUMNS})
@@ -116,9 +120,15 @@ def _streamed_report(args: argparse.Namespace, chunk_rows: int | None) -> dict[s
             }
             for r in table
         ]
+    how = (
+        "Computed on Dask: every Parquet partition was reduced where it was read "
+        "(--scheduler/--workers), "
+        if _uses_dask(args)
+        else f"Streamed: every file was read in chunks of at most {size} rows (--chunk-rows; "
+        "files above 2 GiB are streamed by default), "
+    )
     notes = [
-        f"Streamed: every file was read in chunks of at most {size} rows (--chunk-rows; files "
-        "above 2 GiB are streamed by default), and each number comes from per-bin totals "
+        how + "and each number comes from per-bin totals "
         "added chunk by chunk (calipers.CalibrationState): accuracy, NLL, Brier and the "
         "fixed-bin errors equal the in-memory report's values, and so does ACE, whose "
         "equal-mass ranges (Nixon et al. 2019) take a second pass over the file.",
@@ -181,7 +191,7 @@ def _cmd_report_streamed(args: argparse.Namespace, chunk_rows: int | None) -> in
     fmt = args.format or "markdown"
     if fmt not in ("markdown", "json"):
         raise CalibrationInputError(
-            f"a streamed report (--chunk-rows, or a file above 2 GiB) is printed as markdown "
+            f"a streamed report (--chunk-rows, --scheduler/--workers, or a file above 2 GiB) is printed as markdown "
             f"or json, not {fmt}"
         )
     doc = _streamed_report(args, chunk_rows)
@@ -200,6 +210,13 @@ def _cmd_report_streamed(args: argparse.Namespace, chunk_rows: int | None) -> in
 def _cmd_report(args: argparse.Namespace) -> int:
     from .streaming import wants_streaming
 
+    if _uses_dask(args):
+        if args.chunk_rows is not None:
+            raise CalibrationInputError(
+                "--chunk-rows reads a file on this machine; with --scheduler/--workers each "
+                "Parquet partition is one chunk"
+            )
+        return _cmd_report_streamed(args, None)
     sizes = [wants_streaming(Path(f), args.chunk_rows) for f in args.files]
     if any(s is not None for s in sizes):
         return _cmd_report_streamed(args, args.chunk_rows)
@@ -269,6 +286,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "files", nargs="+", metavar="FILE", help="test predictions, one model per file"
     )
     add_input_options(rep)
+    _add_dask(rep)
     rep.add_argument(
         "--calibration",
         nargs="+",

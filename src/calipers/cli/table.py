@@ -36,7 +36,7 @@ from ..scores import accuracy, brier, nll
 from ..validation import Predictions
 from .exit_status import EXIT_OK
 from .inputs import _default_models, _file_models, add_input_options
-from .options import EPILOG, _add_chunk_rows, _add_common, _positive_int
+from .options import EPILOG, _add_chunk_rows, _add_common, _add_dask, _uses_dask
 from .outputs import _emit, _info, write_atomic
 from .streaming import (
     NOT_STREAMED_WHY,
@@ -330,7 +330,7 @@ def _table_models(
         c.key for c in _columns(None) if c.key in STREAMED_COLUMNS or c.key in NOT_STREAMED_WHY
     ]
     for name, path in zip(names, paths, strict=True):
-        if args.scheduler is not None or args.workers is not None:
+        if _uses_dask(args):
             sm = dask_model(name, path, args, metrics)
             models.append((name, sm))
             sources.append(sm.source)
@@ -412,21 +412,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="replace an existing --out file (without it an existing one is refused)",
     )
     _add_chunk_rows(table)
-    dask_opts = table.add_mutually_exclusive_group()
-    dask_opts.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        default=None,
-        help="compute on the Dask scheduler at ADDRESS (e.g. tcp://host:8786), partition by "
-        "partition; each FILE is a Parquet file, directory or glob (needs calipers[dask])",
-    )
-    dask_opts.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=None,
-        metavar="N",
-        help="as --scheduler, on a local Dask cluster of N worker processes started for the run",
-    )
+    _add_dask(table)
     add_input_options(table, repair=True, omit=("--probs",), helps=_TABLE_INPUT_HELP)
     table.set_defaults(func=_cmd_table)
     return table
@@ -453,7 +439,7 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         ]
         if given:
             parser.error(f"{', '.join(given)} needs a prediction FILE")
-    if args.chunk_rows is not None and (args.scheduler is not None or args.workers is not None):
+    if args.chunk_rows is not None and _uses_dask(args):
         parser.error(
             "--chunk-rows reads a file on this machine; with --scheduler/--workers "
             "each Parquet partition is one chunk"
