@@ -210,3 +210,15 @@ def test_bad_metric_and_input_are_refused() -> None:
         cp.verdict(cp.ece, p, y[:50], n_bootstrap=0)
     with pytest.raises(CalibrationInputError, match="fixes the divergence"):
         cp.verdict(cp.ce_kl, p, y, divergence="kl", n_bootstrap=0)
+
+
+def test_a_p_value_at_the_resampling_floor_prints_as_a_bound() -> None:
+    # no draw of 200 reaches a strongly miscalibrated estimate: p = 1/201 is only an
+    # upper bound, printed "p < 0.005" (as the report prints it), never "p = 0.00498"
+    rng = np.random.default_rng(41)
+    p = rng.uniform(size=3000)
+    y = (rng.uniform(size=3000) < p**3).astype(int)
+    v = cp.verdict(cp.ece, p, y, n_resamples=200, n_bootstrap=0)
+    assert v.p_value == pytest.approx(1 / 201)
+    assert "p < 0.005" in str(v) and "p < 0.005" in v.reason
+    assert "0.00498" not in str(v)

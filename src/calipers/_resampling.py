@@ -689,3 +689,40 @@ def evaluator(
     except (CalibrationInputError, ValueError, FloatingPointError):
         ok = False
     return (fast, "fast") if ok else (slow, "generic")
+
+
+def p_value_bound(n_resamples: int) -> str:
+    """The resampling floor ``1/(B+1)`` as a printed bound: ``"< 0.005"`` for B = 200.
+
+    A resampling p-value ``(1 + #exceed) / (1 + B)`` is never below ``1/(B+1)``; at
+    that floor no draw reached the observed value, and all one can say is that p is
+    at most ``1/(B+1)``. The floor is rounded *up* to two significant digits (at
+    least three decimals), with ``<`` when that is strictly above it and ``≤`` when
+    it is the floor itself (B = 999: ``"≤ 0.001"``).
+
+    >>> [p_value_bound(b) for b in (200, 50, 99, 999, 2000, 10)]
+    ['< 0.005', '< 0.020', '≤ 0.010', '≤ 0.001', '< 0.0005', '< 0.091']
+    """
+    floor = 1.0 / (n_resamples + 1)
+    scale = 10.0 ** (1 - math.floor(math.log10(floor)))  # two significant digits
+    bound = math.ceil(floor * scale * (1 - 1e-12)) / scale
+    places = max(3, 1 - math.floor(math.log10(bound)))
+    text = f"{bound:.{places}f}"
+    while len(text.split(".")[1]) > 3 and text.endswith("0"):
+        text = text[:-1]
+    return ("< " if bound > floor * (1 + 1e-9) else "≤ ") + text
+
+
+def format_p_value(p: float, n_resamples: int | None = None) -> str:
+    """A resampling p-value as printed: three decimals, or the floor's bound.
+
+    A p-value ``(1 + #exceed) / (1 + B)`` from ``n_resamples = B`` draws is never
+    below ``1/(B+1)``; at that floor it is printed as a bound (:func:`p_value_bound`),
+    ``"< 0.005"`` for B = 200, since all the draws say is that p is at most that.
+
+    >>> format_p_value(1 / 201, 200), format_p_value(0.0423, 200), format_p_value(0.5)
+    ('< 0.005', '0.042', '0.500')
+    """
+    if n_resamples and n_resamples > 0 and math.isfinite(p) and p * (n_resamples + 1) < 1 + 1e-9:
+        return p_value_bound(n_resamples)
+    return f"{p:.3f}"

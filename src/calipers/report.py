@@ -69,6 +69,8 @@ import numpy as np
 
 from . import _resampling as _rs
 from ._backend import to_numpy
+from ._resampling import format_p_value
+from ._resampling import p_value_bound as _p_value_bound
 from .lenses import lens_arrays
 from .metrics import ace, ece
 from .scores import accuracy, brier, nll
@@ -160,34 +162,12 @@ def _fmt(v: float, places: int = 4) -> str:
     return f"{v:.{places}f}"
 
 
-def _p_value_bound(n_resamples: int) -> str:
-    """The resampling floor ``1/(B+1)`` as a printed bound: ``"< 0.005"`` for B = 200.
-
-    A resampling p-value ``(1 + #exceed) / (1 + B)`` is never below ``1/(B+1)``; at
-    that floor no draw reached the observed value, and all one can say is that p is
-    at most ``1/(B+1)``. The floor is rounded *up* to two significant digits (at
-    least three decimals), with ``<`` when that is strictly above it and ``≤`` when
-    it is the floor itself (B = 999: ``"≤ 0.001"``).
-
-    >>> [_p_value_bound(b) for b in (200, 50, 99, 999, 2000, 10)]
-    ['< 0.005', '< 0.020', '≤ 0.010', '≤ 0.001', '< 0.0005', '< 0.091']
-    """
-    floor = 1.0 / (n_resamples + 1)
-    scale = 10.0 ** (1 - math.floor(math.log10(floor)))  # two significant digits
-    bound = math.ceil(floor * scale * (1 - 1e-12)) / scale
-    places = max(3, 1 - math.floor(math.log10(bound)))
-    text = f"{bound:.{places}f}"
-    while len(text.split(".")[1]) > 3 and text.endswith("0"):
-        text = text[:-1]
-    return ("< " if bound > floor * (1 + 1e-9) else "≤ ") + text
-
-
 def _fmt_p_value(p: float, n_resamples: int | None) -> str:
     """A resampling p-value: three decimals, or the floor bound (``"< 0.005"``) when
     ``p`` is at the floor ``1/(B+1)`` of ``n_resamples = B`` draws."""
-    if n_resamples and n_resamples > 0 and math.isfinite(p) and p * (n_resamples + 1) < 1 + 1e-9:
-        return _p_value_bound(n_resamples)
-    return _fmt(p, 3)
+    if math.isnan(p):
+        return "nan"
+    return format_p_value(p, n_resamples)
 
 
 #: Heading of the verdicts under the notes, and what they answer.

@@ -44,6 +44,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _resampling as rs
+from ._resampling import format_p_value
 from .calibration_test import _draw_labels
 from .confidence_interval import confidence_interval
 from .validation import CalibrationInputError, Predictions, check_predictions
@@ -64,6 +65,12 @@ BANDWIDTH_FACTORS: tuple[float, ...] = (0.5, 2**-0.5, 1.0, 2**0.5, 2.0)
 _BATCH_ENTRIES = 1 << 22
 
 Category = Literal["resolved", "not_distinguishable", "cannot_resolve"]
+
+
+def _p_text(p: float, n_resamples: int) -> str:
+    """``"= 0.042"``, or the resampling floor's bound ``"< 0.005"`` (B = 200)."""
+    text = format_p_value(p, n_resamples)
+    return text if text[0] in "<≤" else f"= {text}"
 
 
 @dataclass(frozen=True)
@@ -212,7 +219,7 @@ class Verdict:
             f"{self.metric} = {self.estimate:.4g} (n = {self.n}): {self.verdict}",
             f"  calibrated null ({self.n_resamples} label draws from the predictions): mean "
             f"{self.null_mean:.4g}, {100 * (1 - self.alpha):g}% quantile "
-            f"{self.null_quantile:.4g}, p = {self.p_value:.3g}",
+            f"{self.null_quantile:.4g}, p {_p_text(self.p_value, self.n_resamples)}",
             f"  bias-corrected estimate: {self.bias_corrected:.4g}",
         ]
         if self.interval is not None:
@@ -293,13 +300,13 @@ def decide(
             "not_distinguishable",
             f"{share:.0f}% of {B} draws of a perfectly calibrated model with these "
             f"predictions (labels drawn from them) reach the estimate {estimate:.4g} "
-            f"(p = {p:.3g} > {alpha:g}); at n = {n} this estimate cannot be told from 0",
+            f"(p {_p_text(p, B)} > {alpha:g}); at n = {n} this estimate cannot be told from 0",
             p,
         )
     if mu >= bias_ratio * estimate:
         return (
             "cannot_resolve",
-            f"the estimate {estimate:.4g} exceeds the calibrated draws (p = {p:.3g}), but "
+            f"the estimate {estimate:.4g} exceeds the calibrated draws (p {_p_text(p, B)}), but "
             f"the estimator already averages {mu:.4g} on a perfectly calibrated model with "
             f"these predictions at n = {n}: {100 * mu / estimate:.0f}% of the estimate "
             f"(>= {100 * bias_ratio:g}%) is the estimator's own bias; the bias-corrected "
@@ -316,7 +323,7 @@ def decide(
         )
     return (
         "resolved",
-        f"the estimate {estimate:.4g} exceeds the calibrated draws (p = {p:.3g}) and the "
+        f"the estimate {estimate:.4g} exceeds the calibrated draws (p {_p_text(p, B)}) and the "
         f"estimator's mean on a calibrated model at n = {n} is only {mu:.4g} "
         f"({100 * mu / estimate:.0f}% of it); bias-corrected estimate {corrected:.4g}",
         p,
