@@ -270,7 +270,8 @@ class Report:
         out = []
         for r in self._table_rows():
             for c, v in r.verdicts.items():
-                text = f" {_fmt(v.estimate)}: {v.verdict}. {v.reason}"
+                reason = v.reason[:1].upper() + v.reason[1:]
+                text = f" {_fmt(v.estimate)}: {v.verdict}. {reason}"
                 if v.bandwidth_sensitivity:
                     vals = [x for _, x in v.bandwidth_sensitivity]
                     lo, hi = v.bandwidth_sensitivity[0][0], v.bandwidth_sensitivity[-1][0]
