@@ -78,10 +78,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "calipers.kolmogorov_smirnov",
             "calipers.mmce",
             "calipers.skce",
+            "calipers.regression_skce",
             "calipers.proper_calibration_error",
             "calipers.calibration_sharpness",
             "calipers.upper_bound",
             "calipers.torchmetrics",
+            "calipers.regression",
         ),
     ),
     (

@@ -1,0 +1,64 @@
+"""Calibration of probabilistic regression: Gaussian predictive distributions.
+
+A regression model that predicts a mean ``mu`` and a variance ``sigma**2`` for
+every row states a full predictive distribution N(mu, sigma**2). Gruber &
+Buettner 2022 (§2, §5 and App. G.5) score such predictions with proper scores
+(the Dawid-Sebastiani score) and compare the predicted variance with the
+squared error (their Tables 1 and 2). This package holds:
+
+* :func:`check_gaussian` and :class:`GaussianPredictions`: the one input form;
+* proper scores per row and as (weighted) means: :func:`gaussian_nll`,
+  :func:`dawid_sebastiani` (Gneiting & Raftery 2007) and :func:`crps_gaussian`
+  (Gneiting et al. 2005);
+* calibration diagnostics: :func:`pit_values`, :func:`pit_histogram`,
+  :func:`quantile_calibration` (Kuleshov et al. 2018) and
+  :func:`variance_calibration` (Levi et al. 2022; Gruber & Buettner 2022).
+
+Importing this package imports NumPy only; SciPy is imported by the functions
+that need the normal distribution function.
+
+Examples
+--------
+>>> from calipers.regression import gaussian_nll
+>>> round(gaussian_nll([0.0], [1.0], targets=[0.0]), 6)
+0.918939
+"""
+
+from __future__ import annotations
+
+from .inputs import GaussianPredictions, check_gaussian
+from .pit import (
+    PITHistogram,
+    QuantileCalibration,
+    VarianceCalibration,
+    pit_histogram,
+    pit_values,
+    quantile_calibration,
+    variance_calibration,
+)
+from .scores import (
+    crps_gaussian,
+    crps_gaussian_per_row,
+    dawid_sebastiani,
+    dawid_sebastiani_per_row,
+    gaussian_nll,
+    gaussian_nll_per_row,
+)
+
+__all__ = [
+    "GaussianPredictions",
+    "check_gaussian",
+    "gaussian_nll",
+    "gaussian_nll_per_row",
+    "dawid_sebastiani",
+    "dawid_sebastiani_per_row",
+    "crps_gaussian",
+    "crps_gaussian_per_row",
+    "pit_values",
+    "pit_histogram",
+    "PITHistogram",
+    "quantile_calibration",
+    "QuantileCalibration",
+    "variance_calibration",
+    "VarianceCalibration",
+]

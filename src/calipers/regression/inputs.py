@@ -1,0 +1,224 @@
+"""Validation of Gaussian predictive distributions for probabilistic regression.
+
+A probabilistic regression model predicts, for every row ``i``, a normal
+distribution N(mu_i, sigma_i**2) for the target ``y_i`` (the variance
+regression setting of Gruber & Buettner 2022, §5 and App. G.5).
+:func:`check_gaussian` turns the caller's means, variances (or standard
+deviations), targets and optional weights into one internal form,
+:class:`GaussianPredictions`, and rejects everything else with a
+:class:`~calipers.validation.CalibrationInputError` that names the argument,
+the first offending row and its value. Nothing is clipped or changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._backend import is_torch
+from ..validation import CalibrationInputError
+
+__all__ = ["GaussianPredictions", "check_gaussian"]
+
+
+@dataclass(frozen=True)
+class GaussianPredictions:
+    """Validated Gaussian predictions N(mean, variance) and their targets.
+
+    The internal form of every function of :mod:`calipers.regression`
+    (Gruber & Buettner 2022, §5: a predicted mean and variance per row).
+
+    Attributes
+    ----------
+    mean : numpy.ndarray
+        ``(n,)`` float64 predicted means, in the units of the target.
+    variance : numpy.ndarray
+        ``(n,)`` float64 predicted variances, in squared target units, all > 0.
+    targets : numpy.ndarray
+        ``(n,)`` float64 observed targets.
+    sample_weight : numpy.ndarray or None
+        ``(n,)`` float64 non-negative weights with a positive total, or None
+        for unit weights (a weight of 2 counts like the row repeated twice).
+
+    Examples
+    --------
+    >>> from calipers.regression import check_gaussian
+    >>> G = check_gaussian([0.0, 1.0], std=[1.0, 2.0], targets=[0.5, 0.0])
+    >>> G.variance.tolist(), G.n_samples
+    ([1.0, 4.0], 2)
+    """
+
+    mean: np.ndarray
+    variance: np.ndarray
+    targets: np.ndarray
+    sample_weight: np.ndarray | None
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows ``n``."""
+        return int(self.mean.shape[0])
+
+    @property
+    def std(self) -> np.ndarray:
+        """Predicted standard deviations ``sqrt(variance)``, in target units."""
+        return np.sqrt(self.variance)
+
+    def weighted_mean(self, values: np.ndarray) -> float:
+        """Mean of per-row ``values`` under :attr:`sample_weight` (plain mean if None)."""
+        if self.sample_weight is None:
+            return float(np.mean(values))
+        return float(np.dot(self.sample_weight, values) / np.sum(self.sample_weight))
+
+
+def _as_1d_float(x: Any, name: str) -> np.ndarray:
+    """``x`` as a 1-D float64 NumPy array, or a CalibrationInputError naming ``name``."""
+    if is_torch(x):
+        x = x.detach().cpu().numpy()
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise CalibrationInputError(f"{name} could not be read as an array: {exc}") from None
+    if arr.dtype.kind not in "iuf":
+        raise CalibrationInputError(
+            f"{name} must hold real numbers (integer or float); got dtype {arr.dtype}"
+        )
+    if arr.ndim != 1:
+        raise CalibrationInputError(
+            f"{name} must be 1-D (one value per row); got shape {arr.shape}"
+        )
+    arr = arr.astype(np.float64, copy=False)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CalibrationInputError(f"{name} must be finite; row {i} is {float(arr[i])!r}")
+    return arr
+
+
+def _first_not_positive(arr: np.ndarray, name: str, what: str) -> None:
+    bad = ~(arr > 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CalibrationInputError(f"{name} must be > 0 {what}; row {i} is {float(arr[i])!r}")
+
+
+def check_gaussian(
+    mean: Any,
+    variance: Any = None,
+    *,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+) -> GaussianPredictions:
+    """Validate Gaussian predictive distributions N(mean, variance) and their targets.
+
+    The input step of the regression measures of Gruber & Buettner 2022
+    (§5: a predicted mean and variance per row, scored against the target).
+
+    Parameters
+    ----------
+    mean : array-like or torch.Tensor of shape (n,), or GaussianPredictions
+        Predicted means, in target units. A :class:`GaussianPredictions` is
+        returned as it is (then every other argument must be None).
+    variance : array-like or torch.Tensor of shape (n,), optional
+        Predicted variances, in squared target units; each must be > 0.
+        Give exactly one of ``variance`` and ``std``.
+    std : array-like or torch.Tensor of shape (n,), optional
+        Predicted standard deviations, in target units; each must be > 0. It
+        is squared to a variance (an error if the square overflows or
+        underflows float64).
+    targets : array-like or torch.Tensor of shape (n,)
+        Observed targets. Required.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative finite row weights with a positive total. Default None
+        (every row weighs 1).
+
+    Returns
+    -------
+    GaussianPredictions
+        float64 NumPy arrays; tensors are detached and moved to the CPU.
+
+    Raises
+    ------
+    CalibrationInputError
+        On a shape that is not 1-D, lengths that differ, no rows, a value
+        that is not finite, a variance or std that is not > 0, or a negative
+        weight; the message names the argument, the row and the value.
+
+    Examples
+    --------
+    >>> from calipers.regression import check_gaussian
+    >>> G = check_gaussian([0.0, 1.0], [1.0, 0.5], targets=[0.2, 0.9])
+    >>> G.mean.dtype, G.sample_weight is None
+    (dtype('float64'), True)
+    >>> check_gaussian([0.0], [0.0], targets=[1.0])
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: variance must be > 0 (a Gaussian needs a positive variance); row 0 is 0.0
+    """
+    if isinstance(mean, GaussianPredictions):
+        given = [
+            n
+            for n, v in (
+                ("variance", variance),
+                ("std", std),
+                ("targets", targets),
+                ("sample_weight", sample_weight),
+            )
+            if v is not None
+        ]
+        if given:
+            raise CalibrationInputError(
+                f"mean is already a GaussianPredictions; pass {', '.join(given)} as None"
+            )
+        return mean
+    if (variance is None) == (std is None):
+        raise CalibrationInputError(
+            "give exactly one of variance and std; got "
+            + ("both" if variance is not None else "neither")
+        )
+    if targets is None:
+        raise CalibrationInputError("targets is required (the observed values, one per row)")
+    mu = _as_1d_float(mean, "mean")
+    n = mu.shape[0]
+    if n < 1:
+        raise CalibrationInputError("mean has no rows; at least one row is needed")
+    if variance is not None:
+        var = _as_1d_float(variance, "variance")
+        name = "variance"
+    else:
+        var = _as_1d_float(std, "std")
+        name = "std"
+    y = _as_1d_float(targets, "targets")
+    for label, arr in ((name, var), ("targets", y)):
+        if arr.shape[0] != n:
+            raise CalibrationInputError(
+                f"{label} has {arr.shape[0]} rows but mean has {n}; they must have the same length"
+            )
+    _first_not_positive(var, name, "(a Gaussian needs a positive " + name + ")")
+    if std is not None:
+        sd = var
+        with np.errstate(over="ignore", under="ignore"):
+            var = sd * sd
+        bad = ~np.isfinite(var) | ~(var > 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise CalibrationInputError(
+                f"std squared is not a positive finite float64 variance; row {i} has std {float(sd[i])!r}"
+            )
+    w: np.ndarray | None = None
+    if sample_weight is not None:
+        w = _as_1d_float(sample_weight, "sample_weight")
+        if w.shape[0] != n:
+            raise CalibrationInputError(
+                f"sample_weight has {w.shape[0]} rows but mean has {n}; "
+                "they must have the same length"
+            )
+        neg = w < 0
+        if neg.any():
+            i = int(np.flatnonzero(neg)[0])
+            raise CalibrationInputError(f"sample_weight must be >= 0; row {i} is {float(w[i])!r}")
+        if not np.sum(w) > 0:
+            raise CalibrationInputError("sample_weight must have a positive total; all are 0")
+    return GaussianPredictions(mean=mu, variance=var, targets=y, sample_weight=w)

@@ -1,0 +1,459 @@
+"""Calibration diagnostics of Gaussian predictive distributions.
+
+For predictions N(mu_i, sigma_i**2) of targets ``y_i``:
+
+* probability integral transform (PIT) values ``Phi((y - mu) / sigma)``,
+  uniform on [0, 1] when the predictions are calibrated in distribution, and
+  their histogram with its distance from the uniform one;
+* the observed coverage of central prediction intervals at nominal levels,
+  the quantile calibration of Kuleshov et al. 2018;
+* variance calibration: predicted variance against the squared error, per
+  equal-mass bin of predicted variance (the ENCE of Levi et al. 2022) and
+  overall (the MSE against the average predicted variance of Gruber &
+  Buettner 2022, Table 1, and the instance-level SE/Var ratio of their
+  Table 2).
+
+Every average is weighted by ``sample_weight`` when given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..validation import CalibrationInputError, check_integer
+from .inputs import GaussianPredictions, check_gaussian
+
+__all__ = [
+    "pit_values",
+    "pit_histogram",
+    "PITHistogram",
+    "quantile_calibration",
+    "QuantileCalibration",
+    "variance_calibration",
+    "VarianceCalibration",
+]
+
+
+def _weights(G: GaussianPredictions) -> np.ndarray:
+    if G.sample_weight is None:
+        return np.ones(G.n_samples)
+    return G.sample_weight
+
+
+def pit_values(
+    mean: Any, variance: Any = None, *, std: Any = None, targets: Any = None
+) -> np.ndarray:
+    """Probability integral transform of each target under its predicted Gaussian.
+
+    ``u_i = Phi((y_i - mu_i) / sigma_i)``, the predicted CDF at the observed
+    target. If every target is drawn from its predicted distribution the
+    ``u_i`` are independent and uniform on [0, 1]; Kuleshov et al. 2018
+    (§3) call predictions whose PIT values are uniform calibrated (in
+    quantiles).
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0).
+    targets : array-like of shape (n,)
+        Observed targets.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64 values in [0, 1].
+
+    Examples
+    --------
+    >>> from calipers.regression import pit_values
+    >>> pit_values([0.0, 0.0], std=[1.0, 2.0], targets=[0.0, 2.0]).round(4).tolist()
+    [0.5, 0.8413]
+    """
+    from scipy.special import ndtr
+
+    G = check_gaussian(mean, variance, std=std, targets=targets)
+    return np.asarray(ndtr((G.targets - G.mean) / G.std), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class PITHistogram:
+    """Histogram of PIT values and their distance from the uniform distribution.
+
+    Returned by :func:`pit_histogram` (Kuleshov et al. 2018, §3).
+
+    Attributes
+    ----------
+    edges : numpy.ndarray
+        ``(n_bins + 1,)`` equally spaced bin edges on [0, 1].
+    counts : numpy.ndarray
+        ``(n_bins,)`` total weight of the rows in each bin (row counts without
+        weights). Bins are ``[e_b, e_{b+1})``, the last one closed.
+    l1_distance : float
+        ``sum_b |counts_b / total - 1 / n_bins|``: the L1 distance between the
+        binned PIT distribution and the uniform one, in [0, 2 - 2 / n_bins].
+    ks_statistic : float
+        ``sup_u |F_n(u) - u|``, the Kolmogorov-Smirnov statistic of the
+        (weighted) empirical distribution ``F_n`` of the unbinned PIT values
+        against the uniform distribution, in [0, 1].
+
+    Examples
+    --------
+    >>> from calipers.regression import pit_histogram
+    >>> h = pit_histogram([0.0, 0.0], [1.0, 1.0], targets=[-1.0, 1.0], n_bins=2)
+    >>> h.counts.tolist(), h.l1_distance
+    ([1.0, 1.0], 0.0)
+    """
+
+    edges: np.ndarray
+    counts: np.ndarray
+    l1_distance: float
+    ks_statistic: float
+
+
+def pit_histogram(
+    mean: Any,
+    variance: Any = None,
+    *,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    n_bins: int = 10,
+) -> PITHistogram:
+    """Histogram of the PIT values and two distances from uniformity.
+
+    The PIT histogram diagnoses calibration in distribution (Kuleshov et al.
+    2018, §3; Gneiting & Raftery 2007): flat when calibrated, U-shaped when
+    the predicted variances are too small, hump-shaped when too large.
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0).
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights).
+    n_bins : int, default 10
+        Number of equal-width bins on [0, 1].
+
+    Returns
+    -------
+    PITHistogram
+        The counts, the L1 distance of the binned distribution from uniform
+        and the KS statistic of the unbinned PIT values.
+
+    Examples
+    --------
+    >>> from calipers.regression import pit_histogram
+    >>> h = pit_histogram([0.0], [1.0], targets=[0.0], n_bins=4)
+    >>> h.counts.tolist(), h.l1_distance, h.ks_statistic
+    ([0.0, 0.0, 1.0, 0.0], 1.5, 0.5)
+    """
+    B = check_integer(n_bins, "n_bins", minimum=1)
+    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    u = pit_values(G)
+    w = _weights(G)
+    total = float(np.sum(w))
+    idx = np.minimum((u * B).astype(np.int64), B - 1)
+    counts = np.bincount(idx, weights=w, minlength=B).astype(np.float64)
+    l1 = float(np.sum(np.abs(counts / total - 1.0 / B)))
+    order = np.argsort(u, kind="stable")
+    us = u[order]
+    cdf_after = np.cumsum(w[order]) / total
+    cdf_before = cdf_after - w[order] / total
+    ks = float(max(np.max(cdf_after - us), np.max(us - cdf_before)))
+    return PITHistogram(
+        edges=np.linspace(0.0, 1.0, B + 1), counts=counts, l1_distance=l1, ks_statistic=ks
+    )
+
+
+@dataclass(frozen=True)
+class QuantileCalibration:
+    """Observed coverage of central prediction intervals at nominal levels.
+
+    Returned by :func:`quantile_calibration` (Kuleshov et al. 2018, §3).
+
+    Attributes
+    ----------
+    levels : numpy.ndarray
+        ``(m,)`` nominal levels ``p`` in (0, 1).
+    coverage : numpy.ndarray
+        ``(m,)`` (weighted) fraction of targets inside the central interval
+        ``mu +- sigma * Phi^-1((1 + p) / 2)`` of each level.
+    mean_absolute_error : float
+        ``mean_j |coverage_j - levels_j|``, the mean absolute calibration
+        error over the levels (in probability units, [0, 1]).
+    max_absolute_error : float
+        ``max_j |coverage_j - levels_j|``.
+
+    Examples
+    --------
+    >>> from calipers.regression import quantile_calibration
+    >>> q = quantile_calibration([0.0, 0.0], [1.0, 1.0], targets=[0.1, 5.0], levels=[0.5])
+    >>> q.coverage.tolist(), q.mean_absolute_error
+    ([0.5], 0.0)
+    """
+
+    levels: np.ndarray
+    coverage: np.ndarray
+    mean_absolute_error: float
+    max_absolute_error: float
+
+
+def quantile_calibration(
+    mean: Any,
+    variance: Any = None,
+    *,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    levels: Any = None,
+) -> QuantileCalibration:
+    """Coverage of central prediction intervals, and its error over nominal levels.
+
+    Kuleshov et al. 2018 (§3) call a regression model calibrated when, for
+    every level ``p``, a fraction ``p`` of the targets falls below the
+    predicted ``p``-quantile. This function checks the equivalent two-sided
+    statement for central intervals: the fraction of targets in
+    ``[mu - c_p * sigma, mu + c_p * sigma]``, ``c_p = Phi^-1((1 + p) / 2)``,
+    should be ``p``. Central intervals test the spread (the variance); they
+    cannot see a shift of the mean that keeps ``|y - mu|`` distributed alike,
+    which the one-sided quantiles (the PIT values of :func:`pit_histogram`)
+    do. An observed coverage below the level means overconfidence.
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0).
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights).
+    levels : array-like of shape (m,), optional
+        Nominal levels, each strictly inside (0, 1). Default
+        ``numpy.linspace(0.05, 0.95, 19)``.
+
+    Returns
+    -------
+    QuantileCalibration
+        Coverage per level, and the mean and maximum absolute difference
+        between coverage and level.
+
+    Examples
+    --------
+    >>> from calipers.regression import quantile_calibration
+    >>> q = quantile_calibration([0.0, 0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0, 1.0],
+    ...                          targets=[0.5, -0.5, 1.5, 2.5], levels=[0.6827, 0.9545])
+    >>> q.coverage.tolist()
+    [0.5, 0.75]
+    """
+    from scipy.special import ndtri
+
+    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    if levels is None:
+        lv = np.linspace(0.05, 0.95, 19)
+    else:
+        lv = np.asarray(levels)
+        if lv.dtype.kind not in "iuf" or lv.ndim != 1 or lv.shape[0] < 1:
+            raise CalibrationInputError(
+                f"levels must be a non-empty 1-D array of numbers; got {levels!r}"
+            )
+        lv = lv.astype(np.float64)
+        bad = ~((lv > 0) & (lv < 1))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise CalibrationInputError(
+                f"levels must lie strictly between 0 and 1; entry {i} is {float(lv[i])!r}"
+            )
+    w = _weights(G)
+    total = float(np.sum(w))
+    absz = np.abs(G.targets - G.mean) / G.std
+    half_width = ndtri((1.0 + lv) / 2.0)
+    inside = absz[None, :] <= half_width[:, None]
+    coverage = (inside @ w) / total
+    err = np.abs(coverage - lv)
+    return QuantileCalibration(
+        levels=lv,
+        coverage=coverage,
+        mean_absolute_error=float(np.mean(err)),
+        max_absolute_error=float(np.max(err)),
+    )
+
+
+@dataclass(frozen=True)
+class VarianceCalibration:
+    """Predicted variance against squared error, per bin and overall.
+
+    Returned by :func:`variance_calibration`. Per bin of predicted variance
+    (Levi et al. 2022, §3) and over all rows (Gruber & Buettner 2022,
+    Tables 1 and 2). Variances and squared errors are in squared target
+    units; ratios are dimensionless. Averages are weighted by
+    ``sample_weight``.
+
+    Attributes
+    ----------
+    bin_weight : numpy.ndarray
+        ``(b,)`` total weight of each non-empty bin (rows without weights).
+    bin_variance_range : numpy.ndarray
+        ``(b, 2)`` smallest and largest predicted variance in each bin.
+    bin_mean_variance : numpy.ndarray
+        ``(b,)`` mean predicted variance (MV) of each bin.
+    bin_mse : numpy.ndarray
+        ``(b,)`` mean squared error ``(y - mu)**2`` of each bin.
+    bin_rmv : numpy.ndarray
+        ``(b,)`` root mean variance ``sqrt(MV)``, in target units.
+    bin_rmse : numpy.ndarray
+        ``(b,)`` root mean squared error ``sqrt(MSE)``, in target units.
+    ence : float
+        Expected normalized calibration error of Levi et al. 2022:
+        ``mean_j |RMV_j - RMSE_j| / RMV_j`` over the non-empty bins (each bin
+        counts once, as in the paper).
+    mse : float
+        Mean squared error of the predicted means over all rows (Gruber &
+        Buettner 2022, Table 1, "MSE").
+    avg_var : float
+        Mean predicted variance over all rows (Table 1, "Avg Var").
+    mse_over_avg_var : float
+        ``mse / avg_var``: the ratio of the two rows of Table 1; 1 when the
+        variances are right on average, > 1 when they are too small.
+    se_var_ratio : float
+        Mean over rows of ``(y - mu)**2 / sigma**2`` (Table 2, "SE Var
+        Ratio", instance level): 1 for calibrated Gaussian predictions, 10
+        when the squared errors are ten times the predicted variances.
+    se_var_ratio_std : float
+        Standard deviation over rows of the same ratios (ddof 0, weighted),
+        the spread that Table 2 gives after "±".
+
+    Examples
+    --------
+    >>> from calipers.regression import variance_calibration
+    >>> v = variance_calibration([0.0, 0.0], [1.0, 4.0], targets=[2.0, 4.0], n_bins=2)
+    >>> v.bin_rmse.tolist(), v.ence, v.se_var_ratio
+    ([2.0, 4.0], 1.0, 4.0)
+    """
+
+    bin_weight: np.ndarray
+    bin_variance_range: np.ndarray
+    bin_mean_variance: np.ndarray
+    bin_mse: np.ndarray
+    bin_rmv: np.ndarray
+    bin_rmse: np.ndarray
+    ence: float
+    mse: float
+    avg_var: float
+    mse_over_avg_var: float
+    se_var_ratio: float
+    se_var_ratio_std: float
+
+
+def variance_calibration(
+    mean: Any,
+    variance: Any = None,
+    *,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    n_bins: int = 15,
+) -> VarianceCalibration:
+    """Compare predicted variances with squared errors, binned and overall.
+
+    Rows are sorted by predicted variance and cut into ``n_bins`` equal-mass
+    bins (equal total weight, up to one row: row ``i`` in sorted order goes
+    to bin ``floor(n_bins * W_before_i / W)``, with ``W_before_i`` the
+    weight of the rows before it; rows with equal variance may fall in
+    adjacent bins). In each bin the root mean predicted variance (RMV) is
+    compared with the root mean squared error (RMSE); their normalized
+    difference averaged over bins is the ENCE of Levi et al. 2022 (§3).
+    Overall, the mean squared error is compared with the average predicted
+    variance (Gruber & Buettner 2022, Table 1) and the squared error is
+    divided by the predicted variance row by row (their Table 2).
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0).
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights).
+    n_bins : int, default 15
+        Number of equal-mass bins of predicted variance; at most ``n``. Bins
+        left with zero weight (possible with weights) are dropped.
+
+    Returns
+    -------
+    VarianceCalibration
+        Per-bin MV, MSE, RMV, RMSE, the ENCE, and the overall MSE, average
+        variance and SE/Var ratios.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.regression import variance_calibration
+    >>> rng = np.random.default_rng(0)
+    >>> sigma = rng.uniform(0.5, 2.0, size=20000)
+    >>> y = rng.normal(0.0, sigma)
+    >>> v = variance_calibration(np.zeros_like(y), std=sigma / 2, targets=y)
+    >>> bool(abs(v.se_var_ratio - 4) < 0.2), bool(abs(v.mse_over_avg_var - 4) < 0.2)
+    (True, True)
+    """
+    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    B = check_integer(n_bins, "n_bins", minimum=1, maximum=G.n_samples)
+    w = _weights(G)
+    total = float(np.sum(w))
+    se = (G.targets - G.mean) ** 2
+    var = G.variance
+    order = np.argsort(var, kind="stable")
+    w_sorted = w[order]
+    before = np.cumsum(w_sorted) - w_sorted
+    bin_sorted = np.minimum((B * before / total).astype(np.int64), B - 1)
+    bins = np.empty(G.n_samples, dtype=np.int64)
+    bins[order] = bin_sorted
+    bw = np.bincount(bins, weights=w, minlength=B)
+    keep = bw > 0
+    mv = np.bincount(bins, weights=w * var, minlength=B)[keep] / bw[keep]
+    mse_b = np.bincount(bins, weights=w * se, minlength=B)[keep] / bw[keep]
+    lo = np.full(B, np.inf)
+    hi = np.full(B, -np.inf)
+    np.minimum.at(lo, bins, var)
+    np.maximum.at(hi, bins, var)
+    rmv = np.sqrt(mv)
+    rmse = np.sqrt(mse_b)
+    ratio = se / var
+    r_mean = G.weighted_mean(ratio)
+    r_std = float(np.sqrt(G.weighted_mean((ratio - r_mean) ** 2)))
+    mse = G.weighted_mean(se)
+    avg_var = G.weighted_mean(var)
+    return VarianceCalibration(
+        bin_weight=bw[keep],
+        bin_variance_range=np.stack([lo[keep], hi[keep]], axis=1),
+        bin_mean_variance=mv,
+        bin_mse=mse_b,
+        bin_rmv=rmv,
+        bin_rmse=rmse,
+        ence=float(np.mean(np.abs(rmv - rmse) / rmv)),
+        mse=mse,
+        avg_var=avg_var,
+        mse_over_avg_var=mse / avg_var,
+        se_var_ratio=r_mean,
+        se_var_ratio_std=r_std,
+    )
