@@ -61,7 +61,9 @@ class CalibrationTestResult:
     n_resamples : int
         Number of resamples behind ``p_value`` (0 for the block test).
     method : str
-        ``"consistency"``, ``"skce_block"`` or ``"skce_quadratic"``.
+        ``"consistency"``, ``"skce_block"`` or ``"skce_quadratic"``
+        (:func:`calipers.regression_skce.gaussian_skce_test`: ``"consistency"`` or
+        ``"block"``).
     z : float
         z-statistic of the block test (NaN otherwise).
     stderr : float

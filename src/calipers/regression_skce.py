@@ -40,16 +40,16 @@ calibration.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
 from ._parallel import thread_map
+from .calibration_test import CalibrationTestResult
 from .quadratic_cost import check_quadratic_cost
 from .validation import CalibrationInputError, check_integer, check_positive
 
-__all__ = ["GaussianSKCETestResult", "gaussian_skce", "gaussian_skce_test"]
+__all__ = ["gaussian_skce", "gaussian_skce_test"]
 
 #: kernel entries of one row block of the unbiased estimator (2^18 doubles = 2 MiB)
 _TILE = 1 << 18
@@ -278,50 +278,6 @@ def gaussian_skce(
     return float(_pair_sums(mu, sd, y[None, :], ls, lp)[0] * 2.0 / (n * (n - 1)))
 
 
-@dataclass(frozen=True)
-class GaussianSKCETestResult:
-    """Outcome of :func:`gaussian_skce_test` (H0: the Gaussian predictions are calibrated).
-
-    Attributes
-    ----------
-    statistic : float
-        The SKCE estimate (Widmann et al. 2021): unbiased for
-        ``method="consistency"``, block for ``method="block"``.
-    p_value : float
-        One-sided p-value; small values are evidence of miscalibration.
-    null_distribution : ndarray of shape (n_resamples,)
-        The statistic on targets drawn from the predictions (empty for the
-        block test). Read-only.
-    n_resamples : int
-        Number of resamples (0 for the block test).
-    method : str
-        ``"consistency"`` or ``"block"``.
-    z : float
-        z-statistic of the block test (NaN otherwise).
-    stderr : float
-        Standard error of the block estimate (NaN otherwise).
-
-    Examples
-    --------
-    >>> from calipers.regression_skce import GaussianSKCETestResult
-    >>> GaussianSKCETestResult(0.01, 0.2, np.zeros(4), 4, "consistency")
-    GaussianSKCETestResult(statistic=0.01, p_value=0.2, n_resamples=4, method='consistency')
-    """
-
-    statistic: float
-    p_value: float
-    null_distribution: np.ndarray = field(repr=False, compare=False)
-    n_resamples: int
-    method: str
-    z: float = field(default=float("nan"), repr=False, compare=False)
-    stderr: float = field(default=float("nan"), repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        a = np.array(self.null_distribution, dtype=np.float64)
-        a.setflags(write=False)
-        object.__setattr__(self, "null_distribution", a)
-
-
 def gaussian_skce_test(
     mean: Any,
     variance: Any,
@@ -333,7 +289,7 @@ def gaussian_skce_test(
     prediction_length_scale: float | None = None,
     n_resamples: int = 200,
     seed: int | np.random.Generator | None = 0,
-) -> GaussianSKCETestResult:
+) -> CalibrationTestResult:
     """Test of calibration of Gaussian predictions with the SKCE (Widmann et al. 2021).
 
     The kernel and estimators are those of :func:`gaussian_skce`. Two tests:
@@ -373,7 +329,7 @@ def gaussian_skce_test(
 
     Returns
     -------
-    GaussianSKCETestResult
+    CalibrationTestResult
 
     Notes
     -----
@@ -420,7 +376,7 @@ def gaussian_skce_test(
         from scipy.special import ndtr  # lazily: scipy.special is slow to import
 
         pval = float(ndtr(-z)) if not (se == 0 and est == 0) else 1.0
-        return GaussianSKCETestResult(est, pval, np.empty(0), 0, "block", z=float(z), stderr=se)
+        return CalibrationTestResult(est, pval, np.empty(0), 0, "block", z=float(z), stderr=se)
     _check_unbiased_cost(n, B)
     rng = np.random.default_rng(seed)
     Y = np.vstack([y[None, :], mu + sd * rng.standard_normal((B, n))])
@@ -428,4 +384,4 @@ def gaussian_skce_test(
     observed, null = float(sums[0]), sums[1:]
     tol = 1e-12 * max(1.0, abs(observed))
     pval = float((1 + np.count_nonzero(null >= observed - tol)) / (1 + B))
-    return GaussianSKCETestResult(observed, pval, null, B, "consistency")
+    return CalibrationTestResult(observed, pval, null, B, "consistency")
