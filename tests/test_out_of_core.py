@@ -238,7 +238,13 @@ def test_missing_file_and_pickle_refused_as_the_whole_reader(tmp_path: Path) -> 
     for name in ("missing.npy", "missing.parquet", "missing.csv", "missing.npz"):
         with pytest.raises(PredictionFileError, match="does not exist"):
             read_prediction_chunks(tmp_path / name, 5)
-    np.save(tmp_path / "obj.npy", np.array([object()], dtype=object), allow_pickle=True)
+    # an object-array .npy header (what np.save writes before a pickle stream), written
+    # by hand: the reader must refuse it from the header alone
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "|O", "fortran_order": False, "shape": (1,)}
+    )
+    (tmp_path / "obj.npy").write_bytes(header.getvalue() + b"not a pickle stream")
     with pytest.raises(PredictionFileError, match="never unpickles"):
         read_prediction_chunks(tmp_path / "obj.npy", 5)
 
