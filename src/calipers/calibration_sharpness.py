@@ -110,6 +110,19 @@ def _check_kl_confidences(h: np.ndarray) -> None:
         )
 
 
+def _sharpness_band(
+    curve: np.ndarray, density: np.ndarray, rho: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The band of the diagram: ``curve -+ density * rho / 2`` (the lower side at least 0), NaN
+    where its length is not finite (Chidambaram & Ge 2024, §3)."""
+    with np.errstate(invalid="ignore"):
+        length = density * rho
+        ok = np.isfinite(length)
+        lower = np.where(ok, np.maximum(curve - length / 2, 0.0), np.nan)
+        upper = np.where(ok, curve + length / 2, np.nan)
+    return lower, upper
+
+
 def _weighted_mean(v: np.ndarray, w: np.ndarray) -> float:
     """Weighted mean over rows with positive weight (a zero weight means the row is absent)."""
     keep = w > 0
@@ -544,10 +557,7 @@ def calibration_sharpness(
         cond = np.where(dist < reach, np.inf, cond)
     with np.errstate(invalid="ignore"):
         rho = cond - _bregman_term(divergence, curve, x, curve)
-        length = density * rho
-        ok = np.isfinite(length)
-        lower = np.where(ok, np.maximum(curve - length / 2, 0.0), np.nan)
-        upper = np.where(ok, curve + length / 2, np.nan)
+    lower, upper = _sharpness_band(curve, density, rho)
 
     return CalibrationSharpness(
         grid=x,

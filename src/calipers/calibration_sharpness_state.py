@@ -53,7 +53,12 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backend import to_numpy
-from .calibration_sharpness import CalibrationSharpness, _binary_divergence, _full_divergence
+from .calibration_sharpness import (
+    CalibrationSharpness,
+    _binary_divergence,
+    _full_divergence,
+    _sharpness_band,
+)
 from .lenses import lens_arrays, resolve_lens
 from .nadaraya_watson import (
     _BINNED_REL_TOL,
@@ -271,10 +276,7 @@ class CalibrationSharpnessState:
             cond = np.where(vals[0] > 0, vals[2] / vals[0], np.nan)
             density = vals[0] * (nw._c / W)
             rho = cond - (curve - x) ** 2
-            length = density * rho
-            ok = np.isfinite(length)
-            lower = np.where(ok, np.maximum(curve - length / 2, 0.0), np.nan)
-            upper = np.where(ok, curve + length / 2, np.nan)
+        lower, upper = _sharpness_band(curve, density, rho)
         return CalibrationSharpness(
             grid=x,
             calibration_curve=curve,

@@ -45,7 +45,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._parallel import thread_map
-from .calibration_test import CalibrationTestResult
+from .calibration_test import CalibrationTestResult, block_test
 from .quadratic_cost import check_quadratic_cost
 from .validation import CalibrationInputError, check_integer, check_positive
 
@@ -366,17 +366,7 @@ def gaussian_skce_test(
     n = mu.shape[0]
     if method == "block":
         m = _check_block_size(block_size, n, 2)
-        v = _block_values(mu, sd, y, m, ls, lp)
-        est = float(v.mean())
-        se = float(v.std(ddof=1) / np.sqrt(v.shape[0]))
-        if se > 0:
-            z = est / se
-        else:  # every block gave the same value
-            z = np.inf if est > 0 else (-np.inf if est < 0 else 0.0)
-        from scipy.special import ndtr  # lazily: scipy.special is slow to import
-
-        pval = float(ndtr(-z)) if not (se == 0 and est == 0) else 1.0
-        return CalibrationTestResult(est, pval, np.empty(0), 0, "block", z=float(z), stderr=se)
+        return block_test(_block_values(mu, sd, y, m, ls, lp), "block")
     _check_unbiased_cost(n, B)
     rng = np.random.default_rng(seed)
     Y = np.vstack([y[None, :], mu + sd * rng.standard_normal((B, n))])
