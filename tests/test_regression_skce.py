@@ -236,13 +236,16 @@ def test_misscaled_model_is_detected() -> None:
     [
         (([0, 1], [1, 1], [0, 1, 2]), {}, "same length"),
         (([[0, 1]], [[1, 1]], [[0, 1]]), {}, "1-D"),
-        (([0, np.nan], [1, 1], [0, 1]), {}, "mean must be finite.*index 1"),
+        (([0, np.nan], [1, 1], [0, 1]), {}, "mean must be finite; row 1"),
         (([0, 1], [1, np.inf], [0, 1]), {}, "variance must be finite"),
-        (([0, 1], [1, 0], [0, 1]), {}, "variance must be > 0.*index 1"),
-        (([0, 1], [-1, 1], [0, 1]), {}, "variance must be > 0.*index 0"),
-        (([0, 1], [1, 1], [True, False]), {}, "targets must be real"),
-        (([0, 1], [1, 1], ["a", "b"]), {}, "targets must be real"),
+        (([0, 1], [1, 0], [0, 1]), {}, "variance must be > 0.*row 1 is 0.0"),
+        (([0, 1], [-1, 1], [0, 1]), {}, "variance must be > 0.*row 0 is -1.0"),
+        (([0, 1], [1, 1], [True, False]), {}, "targets must hold real numbers"),
+        (([0, 1], [1, 1], ["a", "b"]), {}, "targets must hold real numbers"),
         (([0], [1], [0]), {}, "at least 2 rows"),
+        (([0, 1], None, [0, 1]), {}, "exactly one of variance and std"),
+        (([0, 1], [1, 1], [0, 1]), {"std": [1, 1]}, "exactly one of variance and std"),
+        (([0, 1], None, [0, 1]), {"std": [1, 0]}, "std must be > 0.*row 1"),
         (([0, 1], [1, 1], [0, 1]), {"estimator": "biased"}, "estimator"),
         (([0, 1], [1, 1], [0, 1]), {"length_scale": 0}, "length_scale"),
         (([0, 1], [1, 1], [0, 1]), {"prediction_length_scale": -1.0}, "prediction_length_scale"),
@@ -271,3 +274,18 @@ def test_huge_unbiased_estimate_is_refused_naming_the_block_estimator() -> None:
         gaussian_skce(np.zeros(n), np.ones(n), np.zeros(n))
     # the block estimator handles it in linear time
     assert np.isfinite(gaussian_skce(np.zeros(n), np.ones(n), np.zeros(n), estimator="block"))
+
+
+def test_std_and_gaussian_predictions_give_the_variance_result() -> None:
+    """``std=`` and a GaussianPredictions read the same predictions as ``variance``."""
+    from calipers.regression import check_gaussian
+
+    rng = np.random.default_rng(7)
+    mu = rng.normal(size=80)
+    sd = rng.uniform(0.5, 2.0, size=80)
+    y = mu + sd * rng.normal(size=80)
+    ref = gaussian_skce(mu, sd**2, y)
+    assert gaussian_skce(mu, targets=y, std=sd) == pytest.approx(ref, rel=1e-12)
+    assert gaussian_skce(check_gaussian(mu, std=sd, targets=y)) == pytest.approx(ref, rel=1e-12)
+    t = gaussian_skce_test(mu, targets=y, std=sd, n_resamples=19)
+    assert t.statistic == pytest.approx(ref, rel=1e-12)

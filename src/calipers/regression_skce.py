@@ -47,6 +47,7 @@ import numpy as np
 from ._parallel import thread_map
 from .calibration_test import CalibrationTestResult, block_test
 from .quadratic_cost import check_quadratic_cost
+from .regression.inputs import check_gaussian
 from .validation import CalibrationInputError, check_integer, check_positive
 
 __all__ = ["gaussian_skce", "gaussian_skce_test"]
@@ -59,46 +60,15 @@ _SECONDS_PER_PAIR = 6e-8
 _SECONDS_PER_PAIR_RESAMPLE = 3e-8
 
 
-def _as_vector(values: Any, name: str) -> np.ndarray:
-    """``values`` as a 1-D float64 array of finite numbers (booleans and strings refused)."""
-    a = np.asarray(values)
-    if a.dtype == bool or not (
-        np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
-    ):
-        raise CalibrationInputError(f"{name} must be real numbers; got dtype {a.dtype}")
-    if a.ndim != 1:
-        raise CalibrationInputError(f"{name} must be 1-D; got shape {a.shape}")
-    a = a.astype(np.float64)
-    bad = np.flatnonzero(~np.isfinite(a))
-    if bad.size:
-        raise CalibrationInputError(
-            f"{name} must be finite; {bad.size} value(s) are not, first at index {bad[0]} "
-            f"({a[bad[0]]})"
-        )
-    return a
-
-
 def _check_gaussian(
-    mean: Any, variance: Any, targets: Any
+    mean: Any, variance: Any, std: Any, targets: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validated ``(mean, standard deviation, targets)`` as float64 vectors of one length."""
-    mu = _as_vector(mean, "mean")
-    var = _as_vector(variance, "variance")
-    y = _as_vector(targets, "targets")
-    if not (mu.shape == var.shape == y.shape):
-        raise CalibrationInputError(
-            f"mean, variance and targets must have the same length; got {mu.shape[0]}, "
-            f"{var.shape[0]} and {y.shape[0]}"
-        )
-    bad = np.flatnonzero(var <= 0)
-    if bad.size:
-        raise CalibrationInputError(
-            f"variance must be > 0; {bad.size} value(s) are not, first at index {bad[0]} "
-            f"({var[bad[0]]})"
-        )
-    if mu.shape[0] < 2:
-        raise CalibrationInputError(f"the SKCE needs at least 2 rows; got {mu.shape[0]}")
-    return mu, np.sqrt(var), y
+    """Validated ``(mean, standard deviation, targets)``: the rules and messages of
+    :func:`calipers.regression.check_gaussian`, and at least 2 rows."""
+    G = check_gaussian(mean, variance, std=std, targets=targets)
+    if G.n_samples < 2:
+        raise CalibrationInputError(f"the SKCE needs at least 2 rows; got {G.n_samples}")
+    return G.mean, G.std, G.targets
 
 
 def _expected_gaussian_kernel(mu: Any, s2: Any, a: Any, ls: float) -> Any:
@@ -195,9 +165,10 @@ def _check_unbiased_cost(n: int, extra_target_sets: int = 0) -> None:
 
 def gaussian_skce(
     mean: Any,
-    variance: Any,
-    targets: Any,
+    variance: Any = None,
+    targets: Any = None,
     *,
+    std: Any = None,
     estimator: Literal["unbiased", "block"] = "unbiased",
     block_size: int = 2,
     length_scale: float = 1.0,
@@ -219,12 +190,17 @@ def gaussian_skce(
 
     Parameters
     ----------
-    mean : array-like of shape (n,)
-        Predicted means ``mu_i`` (units of the targets).
-    variance : array-like of shape (n,)
+    mean : array-like or torch.Tensor of shape (n,), or GaussianPredictions
+        Predicted means ``mu_i`` (units of the targets); a
+        :class:`calipers.regression.GaussianPredictions` carries the
+        variances and targets (then pass neither).
+    variance : array-like of shape (n,), optional
         Predicted variances ``s_i^2`` (squared units of the targets), > 0.
+        Give exactly one of ``variance`` and ``std``.
     targets : array-like of shape (n,)
         Observed targets ``y_i``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations ``s_i`` instead of ``variance``.
     estimator : {"unbiased", "block"}, default "unbiased"
         ``"unbiased"``: mean of ``h_ij`` over all pairs ``i < j`` (a U-statistic,
         can be negative), O(n^2) time in row blocks of O(n) memory; refused
@@ -249,8 +225,9 @@ def gaussian_skce(
     Raises
     ------
     CalibrationInputError
-        Inputs not 1-D real and finite, of different lengths, fewer than 2 rows,
-        a variance <= 0, a bad estimator, block size or length scale.
+        Inputs refused by :func:`calipers.regression.check_gaussian` (not 1-D
+        real and finite, different lengths, a variance or std <= 0), fewer
+        than 2 rows, a bad estimator, block size or length scale.
 
     Examples
     --------
@@ -269,7 +246,7 @@ def gaussian_skce(
     if estimator not in ("unbiased", "block"):
         raise CalibrationInputError(f"estimator must be 'unbiased' or 'block'; got {estimator!r}")
     ls, lp = _length_scales(length_scale, prediction_length_scale)
-    mu, sd, y = _check_gaussian(mean, variance, targets)
+    mu, sd, y = _check_gaussian(mean, variance, std, targets)
     n = mu.shape[0]
     if estimator == "block":
         m = _check_block_size(block_size, n, 1)
@@ -280,9 +257,10 @@ def gaussian_skce(
 
 def gaussian_skce_test(
     mean: Any,
-    variance: Any,
-    targets: Any,
+    variance: Any = None,
+    targets: Any = None,
     *,
+    std: Any = None,
     method: Literal["consistency", "block"] = "consistency",
     block_size: int = 2,
     length_scale: float = 1.0,
@@ -313,8 +291,9 @@ def gaussian_skce_test(
 
     Parameters
     ----------
-    mean, variance, targets : array-like of shape (n,)
-        As for :func:`gaussian_skce`.
+    mean, variance, targets, std : array-like of shape (n,)
+        As for :func:`gaussian_skce` (a GaussianPredictions as ``mean``, or
+        ``std`` in place of ``variance``).
     method : {"consistency", "block"}, default "consistency"
     block_size : int, default 2
         Rows per block of the block test; at least 2 blocks are needed.
@@ -362,7 +341,7 @@ def gaussian_skce_test(
         raise CalibrationInputError(f"method must be 'consistency' or 'block'; got {method!r}")
     ls, lp = _length_scales(length_scale, prediction_length_scale)
     B = check_integer(n_resamples, "n_resamples", minimum=1)
-    mu, sd, y = _check_gaussian(mean, variance, targets)
+    mu, sd, y = _check_gaussian(mean, variance, std, targets)
     n = mu.shape[0]
     if method == "block":
         m = _check_block_size(block_size, n, 2)
