@@ -20,7 +20,9 @@ from .matrix_scaling import MatrixScaling
 from .mean_replacement import MeanReplacement
 from .monotone_logit_map import MonotoneLogitMap
 from .platt_scaling import PlattScaling
+from .quantile_recalibration import QuantileRecalibration
 from .recalibrated_classifier import RecalibratedClassifier
+from .regression_recalibrator import RegressionRecalibrator
 from .split import (
     CalibrationSplit,
     calibration_split,
@@ -30,6 +32,8 @@ from .split import (
     stratified_folds,
 )
 from .temperature_scaling import TemperatureScaling
+from .variance_platt_scaling import VariancePlattScaling
+from .variance_scaling import VarianceScaling
 from .vector_scaling import VectorScaling
 
 __all__ = [
@@ -55,4 +59,8 @@ __all__ = [
     "cross_val_predict_proba",
     "cross_val_score",
     "stratified_folds",
+    "RegressionRecalibrator",
+    "VarianceScaling",
+    "VariancePlattScaling",
+    "QuantileRecalibration",
 ]

@@ -1251,6 +1251,10 @@ def load_recalibrator(
     > 0; weights on the simplex; monotone maps non-decreasing; ...), and no
     other key. Anything else raises :class:`CalibrationInputError` naming the
     field, so a file loads as the recalibrator it describes or not at all.
+    Documents of the regression recalibrators
+    (:class:`~calipers.recalibration.regression_recalibrator.RegressionRecalibrator`:
+    variance scaling, variance Platt scaling, quantile recalibration) load too,
+    as instances of their class.
 
     Parameters
     ----------
@@ -1290,6 +1294,16 @@ def load_recalibrator(
             "not a calipers recalibrator JSON document (no 'calipers_recalibrator' key)"
         )
     name = doc["calipers_recalibrator"]
+    if isinstance(name, str) and name not in _REGISTRY:
+        from .regression_recalibrator import _REGRESSION_REGISTRY, _from_document
+
+        if name in _REGRESSION_REGISTRY:  # a regression recalibrator: its own registry
+            if expected is not None and expected is not Recalibrator:
+                raise CalibrationInputError(
+                    f"the document holds a {name}, not a {expected.__name__}"
+                )
+            regression: Any = _from_document(doc)
+            return regression
     if not (isinstance(name, str) and name in _REGISTRY):
         raise CalibrationInputError(
             f"unknown recalibrator {_show(name)}; known: {sorted(_REGISTRY)}"
