@@ -12,7 +12,11 @@ squared error (their Tables 1 and 2). This package holds:
   (Gneiting et al. 2005);
 * calibration diagnostics: :func:`pit_values`, :func:`pit_histogram`,
   :func:`quantile_calibration` (Kuleshov et al. 2018) and
-  :func:`variance_calibration` (Levi et al. 2022; Gruber & Buettner 2022).
+  :func:`variance_calibration` (Levi et al. 2022; Gruber & Buettner 2022),
+  and the one-sided :func:`quantile_calibration_error` of Kuleshov et al. 2018;
+* decompositions: :func:`crps_decomposition` (threshold-wise Brier
+  decomposition, Hersbach 2000) and :func:`gaussian_score_decomposition`
+  (DSS and Gaussian NLL, Gruber & Buettner 2022, Lemma 4.1).
 
 Importing this package imports NumPy only; SciPy is imported by the functions
 that need the normal distribution function.
@@ -26,6 +30,13 @@ Examples
 
 from __future__ import annotations
 
+from .decomposition import (
+    CRPSDecomposition,
+    GaussianScoreDecomposition,
+    crps_decomposition,
+    gaussian_score_decomposition,
+    gini_half_mean_difference,
+)
 from .inputs import GaussianPredictions, check_gaussian
 from .pit import (
     PITHistogram,
@@ -35,6 +46,11 @@ from .pit import (
     pit_values,
     quantile_calibration,
     variance_calibration,
+)
+from .quantile_error import (
+    QuantileCalibrationCurve,
+    quantile_calibration_curve,
+    quantile_calibration_error,
 )
 from .scores import (
     crps_gaussian,
@@ -61,4 +77,12 @@ __all__ = [
     "QuantileCalibration",
     "variance_calibration",
     "VarianceCalibration",
+    "quantile_calibration_error",
+    "quantile_calibration_curve",
+    "QuantileCalibrationCurve",
+    "crps_decomposition",
+    "CRPSDecomposition",
+    "gini_half_mean_difference",
+    "gaussian_score_decomposition",
+    "GaussianScoreDecomposition",
 ]

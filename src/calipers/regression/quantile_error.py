@@ -1,0 +1,254 @@
+"""One-sided quantile calibration error of Kuleshov et al. 2018.
+
+A regression model that predicts a CDF ``F_t`` for every target ``y_t`` is
+calibrated in quantiles (Kuleshov et al. 2018, §3) when, for every level
+``p``, a fraction ``p`` of the targets falls at or below the predicted
+``p``-quantile, that is when ``P(F_t(y_t) <= p) = p``. Their calibration
+error compares the observed one-sided coverage
+
+``p_hat_j = |{t : F_t(y_t) <= p_j}| / T``
+
+with the nominal level at ``m`` levels ``0 < p_1 < ... < p_m < 1``:
+
+``cal = sum_j w_j (p_j - p_hat_j)**2``.
+
+Here ``F_t`` is the predicted Gaussian CDF, so ``F_t(y_t)`` is the PIT value
+of :func:`calipers.regression.pit_values`. Unlike the central-interval
+coverage of :func:`calipers.regression.quantile_calibration`, the one-sided
+coverage sees a shift of the predicted means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..validation import CalibrationInputError
+from .inputs import check_gaussian
+
+__all__ = [
+    "QuantileCalibrationCurve",
+    "quantile_calibration_curve",
+    "quantile_calibration_error",
+]
+
+#: Default levels: 0.05, 0.10, ..., 0.95, the grid of
+#: :func:`calipers.regression.quantile_calibration`.
+DEFAULT_LEVELS = np.linspace(0.05, 0.95, 19)
+
+
+def _check_vector(values: Any, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf" or arr.ndim != 1 or arr.shape[0] < 1:
+        raise CalibrationInputError(
+            f"{name} must be a non-empty 1-D array of numbers; got {values!r}"
+        )
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CalibrationInputError(f"{name} must be finite; entry {i} is {float(arr[i])!r}")
+    return arr
+
+
+def _check_levels(levels: Any) -> np.ndarray:
+    if levels is None:
+        return DEFAULT_LEVELS.copy()
+    lv = _check_vector(levels, "levels")
+    bad = ~((lv > 0) & (lv < 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CalibrationInputError(
+            f"levels must lie strictly between 0 and 1; entry {i} is {float(lv[i])!r}"
+        )
+    if lv.shape[0] > 1 and not np.all(np.diff(lv) > 0):
+        i = int(np.flatnonzero(~(np.diff(lv) > 0))[0]) + 1
+        raise CalibrationInputError(
+            f"levels must be strictly increasing; entry {i} is {float(lv[i])!r} "
+            f"after {float(lv[i - 1])!r}"
+        )
+    return lv
+
+
+def _check_level_weights(weights: Any, m: int) -> np.ndarray:
+    if weights is None:
+        return np.ones(m)
+    wj = _check_vector(weights, "weights")
+    if wj.shape[0] != m:
+        raise CalibrationInputError(
+            f"weights has {wj.shape[0]} entries but there are {m} levels; give one weight per level"
+        )
+    neg = wj < 0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise CalibrationInputError(f"weights must be >= 0; entry {i} is {float(wj[i])!r}")
+    return wj
+
+
+@dataclass(frozen=True)
+class QuantileCalibrationCurve:
+    """Observed one-sided coverage at nominal levels, and the error it gives.
+
+    Returned by :func:`quantile_calibration_curve` (Kuleshov et al. 2018,
+    §3: the calibration plot of ``p_hat_j`` against ``p_j`` and the error
+    ``cal``).
+
+    Attributes
+    ----------
+    levels : numpy.ndarray
+        ``(m,)`` nominal levels ``p_j``, strictly increasing in (0, 1).
+    observed : numpy.ndarray
+        ``(m,)`` (weighted) fraction ``p_hat_j`` of rows whose PIT value
+        ``F_t(y_t)`` is ``<= p_j``. Below the diagonal at small levels and
+        above it at large ones (an S-shaped curve) when the predicted
+        variances are too large; the reverse when they are too small.
+    weights : numpy.ndarray
+        ``(m,)`` level weights ``w_j``.
+    error : float
+        ``sum_j w_j (p_j - p_hat_j)**2``, in squared probability units.
+
+    Examples
+    --------
+    >>> from calipers.regression import quantile_calibration_curve
+    >>> c = quantile_calibration_curve([0.0, 0.0], [1.0, 1.0], targets=[-1.0, 1.0], levels=[0.5])
+    >>> c.observed.tolist(), c.error
+    ([0.5], 0.0)
+    """
+
+    levels: np.ndarray
+    observed: np.ndarray
+    weights: np.ndarray
+    error: float
+
+
+def quantile_calibration_curve(
+    mean: Any,
+    variance: Any = None,
+    *,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    levels: Any = None,
+    weights: Any = None,
+) -> QuantileCalibrationCurve:
+    """One-sided coverage ``p_hat_j`` of Gaussian predictions and Kuleshov's error.
+
+    ``p_hat_j = sum_t v_t 1{F_t(y_t) <= p_j} / sum_t v_t`` with ``F_t`` the
+    predicted CDF N(mu_t, sigma_t**2) and ``v_t`` the row weights (1 by
+    default, which gives ``|{t : F_t(y_t) <= p_j}| / T`` of Kuleshov et al.
+    2018, §3), and ``cal = sum_j w_j (p_j - p_hat_j)**2``.
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0).
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights; a weight of 2
+        counts like the row repeated).
+    levels : array-like of shape (m,), optional
+        Nominal levels ``p_j``, strictly increasing and strictly inside
+        (0, 1). Default ``0.05, 0.10, ..., 0.95`` (19 levels, the grid of
+        :func:`calipers.regression.quantile_calibration`): the tails beyond
+        5% and 95% are left out because their coverage is estimated from few
+        rows.
+    weights : array-like of shape (m,), optional
+        Non-negative level weights ``w_j``. Default None: all 1, the plain
+        sum over levels (pass ``numpy.full(m, 1 / m)`` for the mean squared
+        gap, which does not grow with the number of levels).
+
+    Returns
+    -------
+    QuantileCalibrationCurve
+        The levels, the observed coverage, the level weights and the error.
+
+    Examples
+    --------
+    >>> from calipers.regression import quantile_calibration_curve
+    >>> c = quantile_calibration_curve([0.0, 0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0, 1.0],
+    ...                                targets=[-2.0, -1.0, -0.5, 3.0], levels=[0.25, 0.75])
+    >>> c.observed.tolist(), c.error
+    ([0.5, 0.75], 0.0625)
+    """
+    from scipy.special import ndtr
+
+    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    lv = _check_levels(levels)
+    wj = _check_level_weights(weights, lv.shape[0])
+    u = np.asarray(ndtr((G.targets - G.mean) / G.std), dtype=np.float64)
+    v = np.ones(G.n_samples) if G.sample_weight is None else G.sample_weight
+    order = np.argsort(u, kind="stable")
+    cum = np.concatenate([[0.0], np.cumsum(v[order])])
+    # rows with u <= p_j are the first searchsorted(..., side="right") in sorted order
+    k = np.searchsorted(u[order], lv, side="right")
+    observed = cum[k] / cum[-1]
+    error = float(np.dot(wj, (lv - observed) ** 2))
+    return QuantileCalibrationCurve(levels=lv, observed=observed, weights=wj, error=error)
+
+
+def quantile_calibration_error(
+    mean: Any,
+    variance: Any = None,
+    *,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    levels: Any = None,
+    weights: Any = None,
+) -> float:
+    """Quantile calibration error of Kuleshov et al. 2018 for Gaussian predictions.
+
+    ``cal = sum_j w_j (p_j - p_hat_j)**2`` with the one-sided coverage
+    ``p_hat_j = |{t : F_t(y_t) <= p_j}| / T`` (Kuleshov et al. 2018, §3,
+    the calibration error of their diagnostic tools). 0 when the observed
+    coverage matches every level; about ``sum_j w_j p_j (1 - p_j) / T`` in
+    expectation for calibrated predictions (the binomial variance of
+    ``p_hat_j``), so it is biased upwards in small samples. The curve
+    ``p_hat_j`` is returned by :func:`quantile_calibration_curve`.
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0).
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights).
+    levels : array-like of shape (m,), optional
+        Nominal levels, strictly increasing in (0, 1). Default
+        ``0.05, 0.10, ..., 0.95`` (19 levels).
+    weights : array-like of shape (m,), optional
+        Non-negative level weights. Default None (all 1).
+
+    Returns
+    -------
+    float
+        The error, in squared probability units (>= 0).
+
+    Examples
+    --------
+    >>> from calipers.regression import quantile_calibration_error
+    >>> quantile_calibration_error([0.0, 0.0], std=[1.0, 1.0], targets=[5.0, 6.0],
+    ...                            levels=[0.1, 0.5], weights=[1.0, 2.0])
+    0.51
+    """
+    return quantile_calibration_curve(
+        mean,
+        variance,
+        std=std,
+        targets=targets,
+        sample_weight=sample_weight,
+        levels=levels,
+        weights=weights,
+    ).error
