@@ -19,6 +19,7 @@ from .inputs import _file_models, add_input_options
 from .methods import METHOD_ALIASES, _recalibrators
 from .options import EPILOG, _add_dask, _positive_int, _uses_dask
 from .outputs import _emit, _info
+from .regression import add_regression_options, cmd_regression_report, regression_files
 
 REPORT_DESCRIPTION = """\
 The standard report (Chidambaram & Ge (2024) §6: accuracy, proper scores and calibration errors
@@ -210,6 +211,9 @@ def _cmd_report_streamed(args: argparse.Namespace, chunk_rows: int | None) -> in
 def _cmd_report(args: argparse.Namespace) -> int:
     from .streaming import wants_streaming
 
+    if regression_files(args, "report"):  # Gaussian predictions: calipers.regression_report
+        return cmd_regression_report(args)
+
     if _uses_dask(args):
         if args.chunk_rows is not None:
             raise CalibrationInputError(
@@ -286,6 +290,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "files", nargs="+", metavar="FILE", help="test predictions, one model per file"
     )
     add_input_options(rep)
+    add_regression_options(rep)
     _add_dask(rep)
     rep.add_argument(
         "--calibration",

@@ -349,6 +349,10 @@ def _table_models(
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
+    from .regression import cmd_regression_table, regression_files
+
+    if regression_files(args, "table"):  # Gaussian predictions: the regression table
+        return cmd_regression_table(args)
     models: Sequence[tuple[str, Predictions | StreamedModel]]
     if args.files:
         models, sources = _table_models(args)
@@ -383,10 +387,12 @@ _TABLE_INPUT_HELP = {
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``table`` subcommand to the subparsers ``sub``."""
+    from .regression import REGRESSION_HELP, add_regression_options
+
     table = sub.add_parser(
         "table",
         help="the standard calibration table for prediction files (or the embedded default)",
-        description=TABLE_DESCRIPTION,
+        description=TABLE_DESCRIPTION + "\n" + REGRESSION_HELP,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -414,8 +420,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     _add_chunk_rows(table)
     _add_dask(table)
     add_input_options(table, repair=True, omit=("--probs",), helps=_TABLE_INPUT_HELP)
+    add_regression_options(table)
     table.set_defaults(func=_cmd_table)
     return table
+
+
+#: The regression key options (``calipers.cli.regression``) and their attributes.
+_REGRESSION_FLAGS = (
+    ("--mean-key", "mean_key"),
+    ("--variance-key", "variance_key"),
+    ("--std-key", "std_key"),
+    ("--targets-key", "targets_key"),
+    ("--weight-key", "weight_key"),
+)
 
 
 def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -434,6 +451,7 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
                 ("--chunk-rows", args.chunk_rows is not None),
                 ("--scheduler", args.scheduler is not None),
                 ("--workers", args.workers is not None),
+                *((flag, getattr(args, dest) is not None) for flag, dest in _REGRESSION_FLAGS),
             )
             if value
         ]

@@ -119,6 +119,37 @@ arrays, shapes), ``kind`` (probabilities or logits), ``keys`` (named arrays),
 like). :func:`read_prediction_chunks` reads the same files in chunks of rows
 (``calipers.io.chunks``), for files larger than memory. Import from
 ``calipers.io`` itself: the modules are not a public path.
+
+Regression predictions
+----------------------
+:func:`read_regression_file` reads Gaussian predictive distributions
+N(mean, variance) and their targets (Gruber & Buettner 2022, §5) into a
+:class:`RegressionFile`; :func:`is_regression_file` says whether a file names
+such columns (the command line uses it to pick the regression table). One row
+per target, in ``.csv`` (header row), ``.npz``, ``.parquet`` (one numeric
+column per role) or ``.pt``/``.pth`` (a dict of 1-D tensors); ``.npy`` cannot
+name its arrays and is refused. Names are matched in any case:
+
+==============  ===============================================================
+role            accepted keys and column names
+==============  ===============================================================
+mean            ``mean``, ``mu``, ``pred_mean``, ``prediction``
+variance        ``var``, ``variance``, ``sigma2``, ``pred_var``
+std             ``std``, ``sd``, ``sigma``, ``stddev``, ``pred_std``
+targets         ``y``, ``target``, ``targets``, ``y_true``, ``label``
+weights         ``weight``, ``sample_weight`` (optional)
+==============  ===============================================================
+
+Exactly one of a variance and a standard deviation: a file holding both is
+refused unless ``variance_key=`` or ``std_key=`` says which to use (likewise
+``mean_key=``, ``targets_key=``, ``weight_key=`` for names not recognised).
+Example::
+
+    mean,var,y
+    0.3,1.2,0.1
+    -1.0,0.5,-0.7
+
+The values are checked by :func:`calipers.regression.check_gaussian`.
 """
 
 from __future__ import annotations
@@ -127,6 +158,7 @@ from .chunks import PredictionChunk, PredictionChunks, read_prediction_chunks
 from .keys import LABELS_KEYS, LOGITS_KEYS, PROBS_KEYS
 from .prediction_file import PredictionFile, PredictionFileError
 from .read import read_predictions
+from .regression_file import RegressionFile, is_regression_file, read_regression_file
 
 __all__ = [
     "PredictionFile",
@@ -138,6 +170,9 @@ __all__ = [
     "PROBS_KEYS",
     "LOGITS_KEYS",
     "LABELS_KEYS",
+    "RegressionFile",
+    "read_regression_file",
+    "is_regression_file",
 ]
 
 # The public names keep ``calipers.io`` as their module, as before this module became
@@ -150,6 +185,9 @@ for _public in (
     read_prediction_chunks,
     PredictionChunk,
     PredictionChunks,
+    RegressionFile,
+    read_regression_file,
+    is_regression_file,
 ):
     _public.__module__ = __name__
     for _member in vars(_public).values():

@@ -1,0 +1,381 @@
+"""Tests for files of Gaussian regression predictions: ``calipers.io.read_regression_file``,
+``is_regression_file`` and ``calipers table`` / ``calipers report`` on such files.
+
+Every format is written by the test from known arrays and must read back to exactly
+those arrays; errors must be ``PredictionFileError`` naming the file and the column
+(and line, for text). The command-line table is compared with the functions of
+``calipers.regression`` called here directly on the arrays (not on what was read),
+and its NLL also with the closed form of the Gaussian log-likelihood.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calipers.cli import main
+from calipers.io import (
+    PredictionFileError,
+    RegressionFile,
+    is_regression_file,
+    read_regression_file,
+)
+from calipers.regression import (
+    check_gaussian,
+    crps_gaussian,
+    dawid_sebastiani,
+    pit_histogram,
+    quantile_calibration,
+    variance_calibration,
+)
+
+try:
+    import torch
+except ImportError:  # the .pt tests need PyTorch
+    torch = None  # type: ignore[assignment]
+
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:  # the .parquet tests need pyarrow
+    pa = pq = None  # type: ignore[assignment]
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+needs_pyarrow = pytest.mark.skipif(pa is None, reason="pyarrow is not installed")
+
+RNG = np.random.default_rng(20240516)
+N = 40
+MU = RNG.normal(size=N)
+SD = RNG.uniform(0.5, 2.0, size=N)
+Y = RNG.normal(MU, 1.3 * SD)
+W = RNG.integers(1, 4, size=N).astype(np.float64)
+
+
+def _csv(path: Path, header: list[str], cols: list[np.ndarray]) -> Path:
+    lines = [",".join(header)] + [
+        ",".join(repr(float(v)) for v in row) for row in zip(*cols, strict=True)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _write(path: Path, cols: dict[str, np.ndarray]) -> Path:
+    """Write named 1-D arrays in the format of ``path``'s suffix."""
+    suffix = path.suffix
+    if suffix == ".csv":
+        return _csv(path, list(cols), list(cols.values()))
+    if suffix == ".npz":
+        np.savez(path, **cols)
+    elif suffix == ".parquet":
+        pq.write_table(pa.table({k: pa.array(v) for k, v in cols.items()}), path)
+    elif suffix in (".pt", ".pth"):
+        torch.save({k: torch.as_tensor(v) for k, v in cols.items()}, path)
+    return path
+
+
+FORMATS = [
+    pytest.param(".csv", id="csv"),
+    pytest.param(".npz", id="npz"),
+    pytest.param(".parquet", id="parquet", marks=needs_pyarrow),
+    pytest.param(".pt", id="pt", marks=needs_torch),
+]
+
+
+# ============================================================================ reading
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_every_format_mean_var(tmp_path: Path, suffix: str) -> None:
+    f = _write(tmp_path / f"r{suffix}", {"mean": MU, "var": SD**2, "y": Y})
+    rf = read_regression_file(f)
+    assert isinstance(rf, RegressionFile)
+    np.testing.assert_array_equal(rf.mean, MU)
+    np.testing.assert_array_equal(rf.variance, SD**2)
+    np.testing.assert_array_equal(rf.targets, Y)
+    assert rf.std is None and rf.sample_weight is None and rf.path == str(f)
+    assert rf.n_samples == N and rf.spread == "variance"
+    assert is_regression_file(f)
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_every_format_mean_std_weights(tmp_path: Path, suffix: str) -> None:
+    f = _write(tmp_path / f"r{suffix}", {"MU": MU, "Sigma": SD, "Target": Y, "weight": W})
+    rf = read_regression_file(f)
+    np.testing.assert_array_equal(rf.mean, MU)
+    np.testing.assert_array_equal(rf.std, SD)
+    np.testing.assert_array_equal(rf.targets, Y)
+    np.testing.assert_array_equal(rf.sample_weight, W)
+    assert rf.variance is None and rf.spread == "std"
+    G = check_gaussian(**rf.as_kwargs())
+    np.testing.assert_allclose(G.variance, SD**2, rtol=1e-15)
+    np.testing.assert_array_equal(G.sample_weight, W)
+    assert is_regression_file(f)
+
+
+@pytest.mark.parametrize(
+    ("mean", "spread", "target"),
+    [
+        ("mu", "variance", "targets"),
+        ("pred_mean", "sigma2", "y_true"),
+        ("prediction", "pred_var", "label"),
+        ("Mean", "SD", "TARGET"),
+        ("mean", "stddev", "y"),
+        ("mean", "pred_std", "y"),
+    ],
+)
+def test_key_aliases(tmp_path: Path, mean: str, spread: str, target: str) -> None:
+    f = _write(tmp_path / "r.npz", {mean: MU, spread: SD, target: Y, "sample_weight": W})
+    rf = read_regression_file(f)
+    is_var = spread.lower() in ("variance", "sigma2", "pred_var")
+    assert (rf.variance is not None) == is_var and (rf.std is not None) != is_var
+    np.testing.assert_array_equal(rf.targets, Y)
+    np.testing.assert_array_equal(rf.sample_weight, W)
+    assert f"mean from '{mean}'" in rf.note
+
+
+def test_explicit_keys_and_unused_columns(tmp_path: Path) -> None:
+    f = _csv(tmp_path / "r.csv", ["id", "m", "s2", "obs", "w"], [np.arange(N), MU, SD**2, Y, W])
+    assert not is_regression_file(f)
+    with pytest.raises(PredictionFileError, match=r"no column recognised as the mean"):
+        read_regression_file(f)
+    rf = read_regression_file(f, mean_key="M", variance_key="s2", targets_key="obs", weight_key="w")
+    np.testing.assert_array_equal(rf.mean, MU)
+    np.testing.assert_array_equal(rf.variance, SD**2)
+    np.testing.assert_array_equal(rf.sample_weight, W)
+    assert "not used: 'id'" in rf.note
+    with pytest.raises(PredictionFileError, match=r"no column named 'nope' \(mean_key\)"):
+        read_regression_file(f, mean_key="nope")
+
+
+def test_both_variance_and_std_need_a_key(tmp_path: Path) -> None:
+    f = _write(tmp_path / "r.npz", {"mean": MU, "var": SD**2, "std": SD, "y": Y})
+    with pytest.raises(PredictionFileError, match=r"both a variance \('var'\) and a standard"):
+        read_regression_file(f)
+    rf = read_regression_file(f, std_key="std")
+    assert rf.variance is None
+    np.testing.assert_array_equal(rf.std, SD)
+    rf = read_regression_file(f, variance_key="var")
+    assert rf.std is None
+    with pytest.raises(PredictionFileError, match="not both"):
+        read_regression_file(f, variance_key="var", std_key="std")
+
+
+def test_errors_name_file_and_column(tmp_path: Path) -> None:
+    f = _write(tmp_path / "noy.npz", {"mean": MU, "var": SD**2})
+    with pytest.raises(
+        PredictionFileError, match=r"noy\.npz' has no array recognised as the targets"
+    ):
+        read_regression_file(f)
+    assert not is_regression_file(f)
+    f = _write(tmp_path / "short.npz", {"mean": MU, "var": SD[:-1] ** 2, "y": Y})
+    with pytest.raises(PredictionFileError, match=rf"array 'var' \(variance\) has {N - 1} rows"):
+        read_regression_file(f)
+    f = _write(tmp_path / "twod.npz", {"mean": MU, "var": np.ones((N, 2)), "y": Y})
+    with pytest.raises(PredictionFileError, match=r"array 'var' has shape \(40, 2\)"):
+        read_regression_file(f)
+    f = _write(tmp_path / "two.npz", {"mean": MU, "mu": MU, "var": SD**2, "y": Y})
+    with pytest.raises(PredictionFileError, match=r"ambiguous: arrays 'mean', 'mu'.*mean_key"):
+        read_regression_file(f)
+    bad = tmp_path / "text.csv"
+    bad.write_text("mean,var,y\n0.0,1.0,0.5\n0.1,high,0.2\n")
+    with pytest.raises(PredictionFileError, match=r"text\.csv' line 3, column 'var': 'high'"):
+        read_regression_file(bad)
+
+
+def test_npy_and_pickles_refused(tmp_path: Path) -> None:
+    f = tmp_path / "r.npy"
+    np.save(f, np.stack([MU, SD, Y], axis=1))
+    with pytest.raises(PredictionFileError, match=r"\.npy file.*\.csv, \.npz, \.parquet or \.pt"):
+        read_regression_file(f)
+    assert not is_regression_file(f)
+    with pytest.raises(PredictionFileError, match="looks like a pickle"):
+        read_regression_file(tmp_path / "r.pkl")
+
+
+def test_object_arrays_refused_without_unpickling(tmp_path: Path) -> None:
+    marker = tmp_path / "was_unpickled"
+
+    class Payload:
+        def __reduce__(self) -> tuple[object, tuple[str, str]]:
+            return (open, (str(marker), "w"))
+
+    # an .npz whose 'var' member is a pickled object array that would create `marker`
+    f = tmp_path / "obj.npz"
+    with zipfile.ZipFile(f, "w") as z:
+        for name, arr in (("mean", MU), ("y", Y)):
+            with z.open(f"{name}.npy", "w") as fh:
+                np.lib.format.write_array(fh, arr)
+        obj = np.empty(N, dtype=object)
+        obj[0] = Payload()
+        with z.open("var.npy", "w") as fh:
+            np.lib.format.write_array(fh, obj, allow_pickle=True)
+    assert b"was_unpickled" in f.read_bytes()
+    with pytest.raises(PredictionFileError, match=r"array 'var' contains Python objects"):
+        read_regression_file(f)
+    assert is_regression_file(f)  # names only: nothing is loaded
+    assert not marker.exists()
+    if torch is not None:
+        g = tmp_path / "obj.pt"
+        g.write_bytes(pickle.dumps({"mean": Payload(), "var": 1, "y": 2}))
+        with pytest.raises(PredictionFileError, match="refused"):
+            read_regression_file(g)
+        assert not is_regression_file(g)
+        assert not marker.exists()
+
+
+@needs_pyarrow
+def test_parquet_non_numeric_column(tmp_path: Path) -> None:
+    f = tmp_path / "r.parquet"
+    table = pa.table({"mean": MU, "var": [str(v) for v in SD**2], "y": Y})
+    pq.write_table(table, f)
+    with pytest.raises(PredictionFileError, match=r"column 'var' has type string"):
+        read_regression_file(f)
+
+
+@needs_torch
+def test_pt_not_a_dict(tmp_path: Path) -> None:
+    f = tmp_path / "r.pt"
+    torch.save(torch.zeros(3), f)
+    with pytest.raises(PredictionFileError, match="not a dict of tensors"):
+        read_regression_file(f)
+    assert not is_regression_file(f)
+
+
+# ============================================================================ command line
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _expected(mu: np.ndarray, sd: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> dict:
+    vc = variance_calibration(mu, std=sd, targets=y, sample_weight=w, n_bins=15)
+    return {
+        "dss": dawid_sebastiani(mu, std=sd, targets=y, sample_weight=w),
+        "crps": crps_gaussian(mu, std=sd, targets=y, sample_weight=w),
+        "pit_ks": pit_histogram(mu, std=sd, targets=y, sample_weight=w).ks_statistic,
+        "quantile_ce": quantile_calibration(
+            mu, std=sd, targets=y, sample_weight=w
+        ).mean_absolute_error,
+        "ence": vc.ence,
+        "mse_over_avg_var": vc.mse_over_avg_var,
+        "se_var_ratio": vc.se_var_ratio,
+    }
+
+
+def _closed_form_nll(mu: np.ndarray, sd: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    per_row = 0.5 * np.log(2 * np.pi * sd**2) + (y - mu) ** 2 / (2 * sd**2)
+    return float(np.sum(w * per_row) / np.sum(w))
+
+
+def test_cli_table_matches_library(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path / "a.npz", {"mean": MU, "var": SD**2, "y": Y})
+    b = _csv(tmp_path / "b.csv", ["mu", "sd", "target", "weight"], [MU, SD, Y, W])
+    code, out, err = run(["table", str(a), str(b), "--format", "json"], capsys)
+    assert code == 0, err
+    assert f"{a}: regression predictions (mean, variance, targets): {N} rows" in err
+    assert f"{b}: regression predictions (mean, std, targets, weights): {N} rows" in err
+    doc = json.loads(out)
+    assert doc["kind"] == "regression"
+    assert doc["columns"] == ["model", "n"] + [
+        "nll",
+        "dss",
+        "crps",
+        "pit_ks",
+        "quantile_ce",
+        "ence",
+        "mse_over_avg_var",
+        "se_var_ratio",
+    ]
+    rows = {r["model"]: r for r in doc["models"]}
+    for name, w in (("a", None), ("b", W)):
+        row = rows[name]
+        assert row["n"] == N
+        ones = np.ones(N) if w is None else w
+        assert row["nll"] == pytest.approx(_closed_form_nll(MU, SD, Y, ones), rel=1e-12)
+        for key, value in _expected(MU, SD, Y, w).items():
+            assert row[key] == pytest.approx(value, rel=1e-12, abs=1e-14), (name, key)
+    # the weights matter: the two rows differ
+    assert rows["a"]["crps"] != pytest.approx(rows["b"]["crps"], rel=1e-6)
+
+
+def test_cli_text_markdown_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path / "a.npz", {"mean": MU, "std": SD, "y": Y})
+    code, out, _ = run(["table", str(a)], capsys)
+    assert code == 0
+    assert "regression calibration table" in out and "MSE/AvgVar" in out
+    code, out, _ = run(["table", str(a), "--format", "markdown"], capsys)
+    assert code == 0 and "| model | n | NLL | DSS | CRPS |" in out
+    code, out, _ = run(["table", str(a), "--format", "csv", "--bins", "4"], capsys)
+    assert code == 0
+    header, row = out.strip().splitlines()
+    assert header.startswith("model,n,nll,dss,crps,pit_ks,quantile_ce,ence")
+    ence = float(row.split(",")[header.split(",").index("ence")])
+    assert ence == pytest.approx(variance_calibration(MU, std=SD, targets=Y, n_bins=4).ence)
+
+
+def test_cli_keys_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = _csv(tmp_path / "r.csv", ["m", "s", "obs"], [MU, SD, Y])
+    code, out, err = run(
+        ["table", str(f), "--mean-key", "m", "--std-key", "s", "--targets-key", "obs",
+         "--format", "json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    crps = json.loads(out)["models"][0]["crps"]
+    assert crps == pytest.approx(crps_gaussian(MU, std=SD, targets=Y), rel=1e-12)
+    assert run(["table", "--mean-key", "m"], capsys)[0] == 2  # a key option needs a FILE
+
+
+def test_cli_mixing_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path / "a.npz", {"mean": MU, "var": SD**2, "y": Y})
+    c = tmp_path / "c.npz"
+    np.savez(c, probs=np.full((4, 2), 0.5), labels=np.array([0, 1, 0, 1]))
+    code, out, err = run(["table", str(a), str(c)], capsys)
+    assert code == 3 and out == ""
+    assert "regression predictions" in err and "classification predictions" in err
+    assert str(a) in err and str(c) in err
+
+
+def test_cli_bad_value_names_file_and_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    var = SD**2
+    var[3] = 0.0
+    f = _csv(tmp_path / "bad.csv", ["mean", "var", "y"], [MU, var, Y])
+    code, out, err = run(["table", str(f)], capsys)
+    assert code == 3 and out == ""
+    assert f"calipers: error: {f}: variance must be > 0" in err
+    assert "row 3 is 0.0" in err and "counted from 0" in err
+
+
+def test_cli_streaming_options_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = _write(tmp_path / "a.npz", {"mean": MU, "var": SD**2, "y": Y})
+    for extra in (["--chunk-rows", "10"], ["--scheduler", "tcp://localhost:1"], ["--logits"]):
+        code, _, err = run(["table", str(f), *extra], capsys)
+        assert code == 3, extra
+        assert f"{extra[0]} does not apply to regression files" in err
+
+
+def test_cli_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = _write(tmp_path / "a.npz", {"mean": MU, "var": SD**2, "y": Y})
+    code, out, err = run(["report", str(f), "--format", "json"], capsys)
+    try:
+        import calipers.regression_report  # noqa: F401
+    except ImportError:  # this calipers has no regression report: refused, with a message
+        assert code == 3 and "regression report not available" in err
+        return
+    assert code == 0, err
+    assert f"{f}: regression predictions (mean, variance, targets): {N} rows" in err
+    (row,) = json.loads(out)["rows"]
+    assert row["model"] == "a" and row["n"] == N
+    crps = crps_gaussian(MU, SD**2, targets=Y)
+    assert row["metrics"]["crps"] == pytest.approx(crps, rel=1e-12)
+    assert run(["report", str(f), "--chunk-rows", "5"], capsys)[0] == 3
