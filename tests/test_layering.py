@@ -109,7 +109,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "calipers.dask",
         ),
     ),
-    ("report", ("calipers.report", "calipers._latex")),
+    ("report", ("calipers.report", "calipers.regression_report", "calipers._latex")),
     ("namespace", ("calipers",)),
     ("cli", ("calipers.cli", "calipers.__main__")),
 )

@@ -17,7 +17,7 @@ Examples
 
 from __future__ import annotations
 
-from . import diagrams
+from . import diagrams, regression
 from .binning import BinStatistics, EqualMass, EqualWidth, FixedEdges, KDTree, bin_statistics
 from .calibration_error import SliceStatistics, binned_statistics, calibration_error
 from .calibration_sharpness import (
@@ -39,10 +39,13 @@ from .diagrams import (
     classwise_reliability_grid,
     group_bar_chart,
     interval_diagram,
+    pit_histogram_diagram,
+    quantile_reliability_diagram,
     reliability_diagram,
     smooth_reliability_diagram,
     sweep_diagram,
     top_k_bar_chart,
+    variance_error_diagram,
 )
 from .dirichlet_kernel import DirichletKernel, select_bandwidth
 from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
@@ -94,13 +97,19 @@ from .recalibration import (
     MeanReplacement,
     MonotoneLogitMap,
     PlattScaling,
+    QuantileRecalibration,
     RecalibratedClassifier,
     Recalibrator,
+    RegressionRecalibrator,
     TemperatureScaling,
+    VariancePlattScaling,
+    VarianceScaling,
     VectorScaling,
     calibration_split,
     load_recalibrator,
 )
+from .regression_report import regression_report
+from .regression_skce import gaussian_skce, gaussian_skce_test
 from .reliability_table import reliability_table
 from .report import Report, report
 from .scores import accuracy, brier, nll
@@ -222,6 +231,18 @@ __all__ = [
     "MeanReplacement",
     "calibration_split",
     "load_recalibrator",
+    # probabilistic regression (Gruber & Buettner (2022) §5, App. G.5)
+    "regression",
+    "gaussian_skce",
+    "gaussian_skce_test",
+    "RegressionRecalibrator",
+    "VarianceScaling",
+    "VariancePlattScaling",
+    "QuantileRecalibration",
+    "pit_histogram_diagram",
+    "quantile_reliability_diagram",
+    "variance_error_diagram",
+    "regression_report",
     # diagrams
     "diagrams",
     "reliability_diagram",

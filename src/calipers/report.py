@@ -95,12 +95,41 @@ COLUMNS: dict[str, str] = {
     "ece_p_value": "ECE p-value",
 }
 
+#: Column names of :func:`calipers.regression_report.regression_report` (probabilistic
+#: regression), with their labels; ``nll`` is shared with :data:`COLUMNS`.
+REGRESSION_COLUMNS: dict[str, str] = {
+    "nll": "NLL",
+    "dss": "DSS",
+    "crps": "CRPS",
+    "pit_ks": "PIT KS",
+    "quantile_ce": "Quantile CE",
+    "ence": "ENCE",
+    "mse_over_avg_var": "MSE/AvgVar",
+    "se_var_ratio": "SE/Var ratio",
+    "skce": "SKCE",
+    "nll_improvement": "ΔNLL",
+    "dss_improvement": "ΔDSS",
+    "crps_improvement": "ΔCRPS",
+}
+
+#: The label of every column a report may have (classification and regression).
+_LABELS: dict[str, str] = {**COLUMNS, **REGRESSION_COLUMNS}
+
+#: The sentence under the title of the LaTeX and HTML renderings of the standard report.
+_INTRO = (
+    "Accuracy, proper scores and calibration errors reported together "
+    "(Chidambaram & Ge (2024) §6); lower is better except accuracy and the p-value."
+)
+
 #: The column labels in LaTeX (math where the label has sub- or superscripts).
 _LATEX_COLUMNS: dict[str, str] = {
     "ce_kl": r"$\mathrm{CE}_{\mathrm{KL}}$",
     "ce_l2sq": r"$\mathrm{CE}_{2}^{2}$",
     "refinement_kl": r"$\mathrm{REF}_{\mathrm{KL}}$",
     "ece_p_value": r"ECE $p$-value",
+    "nll_improvement": r"$\Delta$NLL",
+    "dss_improvement": r"$\Delta$DSS",
+    "crps_improvement": r"$\Delta$CRPS",
 }
 
 #: A bulleted list in LaTeX that needs no font beyond Computer Modern's Type 1 fonts.
@@ -190,6 +219,7 @@ class Report:
     settings: dict[str, Any]
     columns: tuple[str, ...] = tuple(COLUMNS)
     figures: dict[str, Any] = field(default_factory=dict, repr=False)
+    intro: str = _INTRO
 
     # ---------------------------------------------------------------- access
 
@@ -302,7 +332,7 @@ class Report:
         def cell(s: str) -> str:
             return " ".join(s.split()).replace("|", r"\|")
 
-        head = ["model", "method", "n", *(COLUMNS[c] for c in self.columns)]
+        head = ["model", "method", "n", *(_LABELS[c] for c in self.columns)]
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         for r in self._table_rows():
             cells = [cell(r.model), cell(r.method), str(r.n)]
@@ -408,11 +438,7 @@ class Report:
             "\\newsavebox{\\calipersbox}\n"
             "\\begin{document}\n",
             f"\\section*{{{esc(title)}}}\n",
-            esc(
-                "Accuracy, proper scores and calibration errors reported together "
-                "(Chidambaram & Ge (2024) §6); lower is better except accuracy and the p-value."
-            )
-            + "\n\n",
+            esc(self.intro) + "\n\n",
             "\\medskip\\noindent\\sbox{\\calipersbox}{\\small\\setlength{\\tabcolsep}{4pt}%\n"
             + tabular
             + "}%\n\\ifdim\\wd\\calipersbox>\\linewidth"
@@ -442,7 +468,7 @@ class Report:
             )
 
         head = ["Model", "Method", "$n$"]
-        head += [_LATEX_COLUMNS.get(c) or esc(COLUMNS.get(c, c)) for c in self.columns]
+        head += [_LATEX_COLUMNS.get(c) or esc(_LABELS.get(c, c)) for c in self.columns]
         lines = [
             "\\begin{tabular}{ll" + "r" * (len(head) - 2) + "}",
             "\\hline",
@@ -539,7 +565,7 @@ class Report:
     def _table_html(self) -> str:
         head = "".join(
             f"<th>{html.escape(h)}</th>"
-            for h in ["model", "method", "n", *(COLUMNS[c] for c in self.columns)]
+            for h in ["model", "method", "n", *(_LABELS[c] for c in self.columns)]
         )
         body = []
         for r in self._table_rows():
@@ -603,8 +629,7 @@ class Report:
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>"
-            "<p>Accuracy, proper scores and calibration errors reported together "
-            "(Chidambaram & Ge (2024) §6); lower is better except accuracy and the p-value.</p>"
+            f"<p>{html.escape(self.intro)}</p>"
             f"{self._table_html()}<h2>Settings</h2><ul>{settings}</ul>"
             + (f'<h2>Figures</h2><div class="figures">{"".join(figs)}</div>' if figs else "")
             + "</body></html>\n"
@@ -1208,6 +1233,9 @@ FIGURE_KINDS = {
     "reliability": "Reliability diagram",
     "smooth": "Smooth reliability diagram",
     "sharpness": "Calibration-sharpness diagram",
+    "pit": "PIT histogram",
+    "quantile": "Quantile reliability diagram",
+    "variance": "Predicted variance against squared error",
 }
 
 

@@ -29,6 +29,12 @@ function                               shows
                                        vs bins, k-d tree gamma, bandwidth or kernel with
                                        intervals (Kirchenbauer, Oaks & Heim (2022) Fig. 7;
                                        Chidambaram & Ge (2024) App. H)
+:func:`pit_histogram_diagram`          PIT histogram of Gaussian regression predictions with
+                                       a binomial band (Kuleshov et al. 2018)
+:func:`quantile_reliability_diagram`   coverage of central intervals vs nominal level
+                                       (Kuleshov et al. 2018)
+:func:`variance_error_diagram`         RMSE vs root mean predicted variance per bin, ENCE
+                                       (Levi et al. 2022; Gruber & Buettner 2022)
 =====================================  ==================================================
 
 Examples
@@ -46,10 +52,13 @@ Examples
 from __future__ import annotations
 
 from .bars import DEFAULT_LIKERT, group_bar_chart, interval_diagram, top_k_bar_chart
+from .pit_histogram import pit_histogram_diagram
+from .quantile_reliability import quantile_reliability_diagram
 from .reliability import classwise_reliability_grid, reliability_diagram, wilson_interval
 from .sharpness import calibration_sharpness_diagram, sharpness_caption, sharpness_note
 from .smooth import smooth_linewidths, smooth_reliability_diagram
 from .sweep import sweep_diagram
+from .variance_error import variance_error_diagram
 
 __all__ = [
     "reliability_diagram",
@@ -60,6 +69,9 @@ __all__ = [
     "group_bar_chart",
     "interval_diagram",
     "sweep_diagram",
+    "pit_histogram_diagram",
+    "quantile_reliability_diagram",
+    "variance_error_diagram",
     "wilson_interval",
     "sharpness_note",
     "sharpness_caption",
