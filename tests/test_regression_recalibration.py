@@ -295,3 +295,20 @@ def test_not_fitted_and_bad_input() -> None:
     assert repr(VariancePlattScaling(max_iter=5)) == "VariancePlattScaling(tol=1e-10, max_iter=5)"
     with pytest.raises(CalibrationInputError, match="parameter 'n_knots'"):
         QuantileRecalibration(n_knots=0).fit([0.0, 1.0], [1.0, 2.0], targets=[1.0, 0.0])
+
+
+@pytest.mark.parametrize(("n", "knots"), [(50, 8), (100, 10), (300, 30), (1000, 100), (5000, 100)])
+def test_quantile_default_knots_follow_the_stated_rule(n: int, knots: int) -> None:
+    """n_knots=None: max(ceil(sqrt(n)), n // 10) interior knots, at most 100 (distinct PITs)."""
+    rng = np.random.default_rng(n)
+    mu, sd = rng.normal(size=n), rng.uniform(0.5, 2.0, n)
+    y = mu + 2.0 * sd * rng.normal(size=n)
+    rc = QuantileRecalibration().fit(mu, std=sd, targets=y)
+    # knots_x_ holds the anchors 0 and 1 and one knot per pooled group
+    assert rc.knots_x_.shape[0] - 2 == knots
+    doc = json.loads(rc.to_json())
+    assert doc["params"] == {"n_knots": None}
+    back = calipers.load_recalibrator(rc.to_json())
+    assert np.array_equal(
+        back.predict_cdf(mu, std=sd, targets=y), rc.predict_cdf(mu, std=sd, targets=y)
+    )

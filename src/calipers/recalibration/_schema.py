@@ -139,17 +139,24 @@ class Real:
 
 @dataclass(frozen=True)
 class Integer:
-    """An integer (not a boolean, not a float such as ``15.0``), optionally bounded."""
+    """An integer (not a boolean, not a float such as ``15.0``), optionally bounded.
+
+    ``none_ok``: ``null`` (None) is accepted too (a parameter whose default is
+    chosen from the data)."""
 
     lo: int | None = None
     hi: int | None = None
+    none_ok: bool = False
 
     def rule(self) -> str:
         if self.lo is not None and self.lo == self.hi:
             return f"the integer {self.lo}"
-        return "an integer" + _bounds(self.lo, self.hi, False, False)
+        text = "an integer" + _bounds(self.lo, self.hi, False, False)
+        return text + " or null" if self.none_ok else text
 
-    def coerce(self, v: Any, ctx: Values) -> int:
+    def coerce(self, v: Any, ctx: Values) -> int | None:
+        if v is None and self.none_ok:
+            return None
         if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
             raise _Bad(f"{self.rule()}; got {_show(v)}")
         iv = int(v)

@@ -21,7 +21,7 @@ How calipers builds ``R``:
   (mid-ranks of distinct values already are; the pass only matters for
   hand-made targets, and is kept general);
 * runs of adjacent blocks are pooled into ``n_knots`` groups of equal weight
-  (default 100): through every calibration PIT, ``R`` would be the
+  (default: the larger of sqrt(n) and n / 10, at most 100): through every calibration PIT, ``R`` would be the
   interpolated empirical CDF, whose density ``R'`` is the reciprocal of the
   gaps between neighbouring PIT values, so noisy that the held-out NLL gets
   worse by about 0.4 nats (measured on N(mu, (c sigma)**2) data, c = 0.5,
@@ -215,10 +215,18 @@ class QuantileRecalibration(RegressionRecalibrator):
 
     Parameters
     ----------
-    n_knots : int, default 100
+    n_knots : int or None, default None
         Largest number of interior knots of ``R`` (adjacent PAV blocks are
         pooled into this many groups of equal weight; fewer knots when there
-        are fewer distinct calibration PIT values).
+        are fewer distinct calibration PIT values). None: the larger of
+        ``ceil(sqrt(n))`` and ``n // 10`` for ``n`` calibration rows, at most
+        100 (with ``sample_weight``: ``n`` is the larger of the number of rows
+        of positive weight and the total weight, so an integer weight counts
+        as that many repeated rows). Held-out NLL gain on N(mu, (2 sigma)**2)
+        data, mean of 20 seeded splits: n = 50: 0.50 with 8 knots, 0.41 with 5;
+        n = 100: 0.53 with 10 knots, 0.23 with 100; n = 300: 0.69 with 30, 0.66
+        with 18; n = 1000: 0.74 with 100, 0.71 with 32. Too many knots for the
+        data make the density ``R'`` noisy and the NLL worse.
 
     Attributes
     ----------
@@ -247,7 +255,7 @@ class QuantileRecalibration(RegressionRecalibrator):
     gaussian = False
     _injective = True
     schema = Schema(
-        params={"n_knots": Integer(lo=1)},
+        params={"n_knots": Integer(lo=1, none_ok=True)},
         state={
             "knots_x_": Array((None,), lo=0.0, hi=1.0, order="increasing"),
             "knots_y_": Array((None,), lo=0.0, hi=1.0, order="increasing"),
@@ -255,10 +263,12 @@ class QuantileRecalibration(RegressionRecalibrator):
         state_checks=(_knots_valid,),
     )
 
-    def __init__(self, n_knots: int = 100) -> None:
+    def __init__(self, n_knots: int | None = None) -> None:
         self.n_knots = n_knots
 
-    def _knot_count(self, n_blocks: int) -> int:
+    def _knot_count(self, n_blocks: int, n_rows: int) -> int:
+        if self.n_knots is None:
+            return min(100, max(math.ceil(math.sqrt(n_rows)), n_rows // 10), n_blocks)
         return min(int(self.n_knots), n_blocks)
 
     def _fit(self, G: GaussianPredictions) -> None:
@@ -277,7 +287,7 @@ class QuantileRecalibration(RegressionRecalibrator):
         ends = np.append(starts[1:], ux.shape[0])
         sums = np.add.reduceat(wg * ux, starts)
         centre = np.clip(sums / wb, ux[starts], ux[ends - 1])  # rounding cannot leave the block
-        k = self._knot_count(lev.shape[0])
+        k = self._knot_count(lev.shape[0], max(int(u.shape[0]), int(total)))
         if lev.shape[0] > k:  # pool runs of adjacent blocks into k groups of equal weight
             mid = (np.cumsum(wb) - 0.5 * wb) / total
             group = np.minimum((mid * k).astype(np.int64), k - 1)
