@@ -129,7 +129,8 @@ def _expected(mu, var, y, n_bins=15):
         "ence": v.ence,
         "mse_over_avg_var": v.mse_over_avg_var,
         "se_var_ratio": v.se_var_ratio,
-        "skce": gaussian_skce(mu, var, y),
+        # both kernel length scales: the standard deviation of the test targets
+        "skce": gaussian_skce(mu, var, y, length_scale=float(np.std(y))),
     }
 
 
@@ -185,11 +186,28 @@ def test_non_gaussian_recalibrator_row_and_skce_subsample():
     assert row.metrics["pit_ks"] == pytest.approx(ks)
     # the SKCE of the uncalibrated row: a seeded subsample of 100 of the 300 rows
     skce = rep.row("net").metrics["skce"]
-    full = gaussian_skce(mu, var, y)
+    ls = float(np.std(y))  # of all 300 test targets, not of the subsample
+    full = gaussian_skce(mu, var, y, length_scale=ls)
     assert skce != full
     idx = np.sort(np.random.default_rng(3).choice(300, size=100, replace=False))
-    assert skce == pytest.approx(gaussian_skce(mu[idx], var[idx], y[idx]))
+    assert skce == pytest.approx(gaussian_skce(mu[idx], var[idx], y[idx], length_scale=ls))
     assert "subsample of at most 100" in rep.settings["skce"]
+    assert f"net: {ls:.4g}" in rep.settings["skce"]
+
+
+def test_skce_length_scale_follows_the_targets_units():
+    """Targets in other units (x 100): the default SKCE is the same number (kernel scale
+    tied to the targets' spread), the fixed length scale 1 gives about 0."""
+    (mu, var, y), _ = _split(n=300)
+    base = regression_report({"m": (mu, var, y)}).row("m").metrics["skce"]
+    scaled = regression_report({"m": (100 * mu, 1e4 * var, 100 * y)}).row("m").metrics["skce"]
+    assert scaled == pytest.approx(base, rel=1e-9)
+    assert base > 1e-3  # the misscaled model of _split is detected
+    fixed = regression_report({"m": (100 * mu, 1e4 * var, 100 * y)}, skce_length_scale=1.0)
+    assert abs(fixed.row("m").metrics["skce"]) < 1e-4 * base
+    assert fixed.row("m").metrics["skce"] == pytest.approx(
+        gaussian_skce(100 * mu, 1e4 * var, 100 * y, length_scale=1.0), rel=1e-12
+    )
 
 
 def test_weights_and_std_through_gaussian_predictions():

@@ -31,7 +31,8 @@ column                      what (function)
                             Buettner 2022, Table 2)
 ``skce``                    unbiased Gaussian SKCE (Widmann et al. 2021;
                             :func:`calipers.regression_skce.gaussian_skce`) on
-                            a seeded subsample of at most ``skce_max_n`` rows
+                            a seeded subsample of at most ``skce_max_n`` rows,
+                            kernel length scales = std of the test targets
 ``nll_improvement``, ...    for a recalibrated row, score before minus score
                             after on the test rows (positive: recalibration
                             helped; Gruber & Buettner 2022, Thm 4.3 and
@@ -67,7 +68,7 @@ from .regression import (
 )
 from .regression_skce import gaussian_skce
 from .report import UNCALIBRATED, Report, ReportRow, _slug, _subsample
-from .validation import CalibrationInputError, check_integer
+from .validation import CalibrationInputError, check_integer, check_positive
 
 __all__ = ["regression_report"]
 
@@ -126,7 +127,11 @@ def _check_recalibrator(rc: Any) -> None:
 
 
 def _gaussian_row(
-    G: GaussianPredictions, n_bins: int, skce_rows: np.ndarray | None, with_skce: bool
+    G: GaussianPredictions,
+    n_bins: int,
+    skce_rows: np.ndarray | None,
+    with_skce: bool,
+    length_scale: float = 1.0,
 ) -> dict[str, float]:
     """The columns of Gaussian predictions, by the functions of :mod:`calipers.regression`."""
     v = variance_calibration(G, n_bins=n_bins)
@@ -142,7 +147,9 @@ def _gaussian_row(
     }
     if with_skce:
         idx = slice(None) if skce_rows is None else skce_rows
-        m["skce"] = gaussian_skce(G.mean[idx], G.variance[idx], G.targets[idx])
+        m["skce"] = gaussian_skce(
+            G.mean[idx], G.variance[idx], G.targets[idx], length_scale=length_scale
+        )
     return m
 
 
@@ -152,6 +159,7 @@ def _recalibrated_row(
     n_bins: int,
     skce_rows: np.ndarray | None,
     with_skce: bool,
+    length_scale: float = 1.0,
 ) -> tuple[dict[str, float], list[str]]:
     """The columns after the fitted recalibrator ``rc`` on the test rows ``G``, and notes."""
     from .diagrams._regression import histogram_of_pit, recalibrated_coverage, recalibrated_pit
@@ -159,7 +167,7 @@ def _recalibrated_row(
     if getattr(rc, "gaussian", False):
         var = np.asarray(rc.predict_variance(G.mean, G.variance), dtype=np.float64)
         G2 = check_gaussian(G.mean, var, targets=G.targets, sample_weight=G.sample_weight)
-        m = _gaussian_row(G2, n_bins, skce_rows, with_skce)
+        m = _gaussian_row(G2, n_bins, skce_rows, with_skce, length_scale)
         notes: list[str] = []
     else:
         w = np.ones(G.n_samples) if G.sample_weight is None else G.sample_weight
@@ -194,6 +202,7 @@ def regression_report(
     n_bins: int = 15,
     skce: bool = True,
     skce_max_n: int = 5000,
+    skce_length_scale: float | None = None,
     figures: bool = False,
     seed: int = 0,
 ) -> Report:
@@ -239,6 +248,15 @@ def regression_report(
         At most this many test rows for the SKCE: a seeded subsample without
         replacement beyond it, the same rows for every method of a model. The
         SKCE ignores row weights.
+    skce_length_scale : float, optional
+        Length scale (target units) of both kernels of the SKCE (``length_scale``
+        and ``prediction_length_scale`` of
+        :func:`~calipers.regression_skce.gaussian_skce`). Default: the standard
+        deviation of the model's test targets, so that the column does not
+        depend on the targets' units (with the fixed length scale 1 of Widmann
+        et al. 2021, targets in the hundreds make every kernel value about 0
+        and the SKCE about 0 for any model); the same for every method of a
+        model, and stated in the settings.
     figures : bool, default False
         Also draw, per row, the PIT histogram, the quantile reliability diagram
         and the variance-error diagram (:func:`calipers.diagrams.pit_histogram_diagram`,
@@ -299,6 +317,9 @@ def regression_report(
     rows: list[ReportRow] = []
     figs: dict[str, bytes] = {}
     subsampled = False
+    scales: list[str] = []
+    if skce_length_scale is not None:
+        skce_length_scale = check_positive(skce_length_scale, "skce_length_scale")
     for mi, (name, value) in enumerate(models.items()):
         G = _as_gaussian(name, value, "test predictions")
         if B > G.n_samples:
@@ -313,7 +334,11 @@ def regression_report(
             )
         skce_rows = _subsample(G.n_samples, max_n, np.random.default_rng(seed + 1000 * mi))
         subsampled |= skce_rows is not None
-        metrics = _gaussian_row(G, B, skce_rows, with_skce)
+        ls = skce_length_scale
+        if ls is None:
+            ls = float(np.std(G.targets)) if np.ptp(G.targets) > 0 else 1.0
+        scales.append(f"{name}: {ls:.4g}")
+        metrics = _gaussian_row(G, B, skce_rows, with_skce, ls)
         metrics.update(dict.fromkeys((c for c in columns if c in _IMPROVEMENTS), math.nan))
         rows.append(ReportRow(str(name), UNCALIBRATED, G.n_samples, metrics))
         if figures:
@@ -340,7 +365,7 @@ def regression_report(
                     )
                 )
                 continue
-            m, notes = _recalibrated_row(fitted, G, B, skce_rows, with_skce)
+            m, notes = _recalibrated_row(fitted, G, B, skce_rows, with_skce, ls)
             rows.append(ReportRow(str(name), method, G.n_samples, m, flags=notes))
             if figures:
                 figs.update(_figures(str(name), method, G, fitted, B))
@@ -356,7 +381,15 @@ def regression_report(
     }
     if with_skce:
         settings["skce"] = (
-            "unbiased Gaussian SKCE (length scales 1, target units) on "
+            "unbiased Gaussian SKCE (Widmann et al. 2021) with both kernel length scales "
+            + (
+                "the standard deviation of the test targets"
+                if skce_length_scale is None
+                else "set by skce_length_scale"
+            )
+            + " ("
+            + ", ".join(scales)
+            + ", target units) on "
             + (
                 f"a seeded subsample of at most {max_n} rows without replacement (same rows "
                 "for every method of a model)"
