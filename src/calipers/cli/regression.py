@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import __version__
 from ..io import RegressionFile, is_regression_file, read_regression_file
 from ..regression import (
@@ -301,27 +303,88 @@ def cmd_regression_table(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: Short names of the regression recalibration methods on the command line.
+REGRESSION_METHOD_ALIASES = {
+    "vscale": "VarianceScaling",
+    "vplatt": "VariancePlattScaling",
+    "quantile": "QuantileRecalibration",
+}
+
+
+def regression_recalibrators(spec: str) -> list[Any]:
+    """Unfitted regression recalibrators named in ``--recalibrate`` (short or class names)."""
+    from ..recalibration.regression_recalibrator import _REGRESSION_REGISTRY
+
+    if not spec or spec == "none":
+        return []
+    lower = {k.lower(): k for k in _REGRESSION_REGISTRY}
+    out = []
+    for word in spec.split(","):
+        w = word.strip()
+        key = REGRESSION_METHOD_ALIASES.get(w.lower(), lower.get(w.lower()))
+        if key is None:
+            known = ", ".join(sorted(REGRESSION_METHOD_ALIASES))
+            raise CalibrationInputError(
+                f"unknown regression recalibration method {w!r}; use short names ({known}) "
+                "or class names (VarianceScaling, VariancePlattScaling, QuantileRecalibration)"
+            )
+        out.append(_REGRESSION_REGISTRY[key]())
+    return out
+
+
+def _take(G: GaussianPredictions, idx: np.ndarray) -> GaussianPredictions:
+    w = None if G.sample_weight is None else G.sample_weight[idx]
+    return check_gaussian(G.mean[idx], G.variance[idx], targets=G.targets[idx], sample_weight=w)
+
+
 def cmd_regression_report(args: argparse.Namespace) -> int:
-    """``calipers report`` for regression files, when :func:`calipers.regression_report` exists."""
-    make: Any
-    try:
-        from ..regression_report import regression_report as make
-    except ImportError:  # a calipers without the regression report
-        make = None
-    if make is None:
-        raise CalibrationInputError(
-            f"{', '.join(str(f) for f in args.files)}: regression report not available in "
-            f"calipers {__version__}; 'calipers table' prints the regression table of these files"
-        )
-    if args.recalibrate or args.calibration:
-        raise CalibrationInputError(
-            "--recalibrate and --calibration apply to classification files; the regression "
-            "report has no recalibration on the command line"
-        )
+    """``calipers report`` for regression files (:func:`calipers.regression_report`)."""
+    from ..regression_report import regression_report as make
+
+    spec = args.recalibrate
+    if args.calibration and not spec:
+        spec = "vscale,vplatt,quantile"
+    methods = regression_recalibrators(spec)
     models, sources = read_regression_models(args, "report")
+    if args.calibration and len(args.calibration) != len(models):
+        raise CalibrationInputError(
+            f"--calibration needs one file per prediction file ({len(models)}); "
+            f"got {len(args.calibration)}"
+        )
+    test_sets: dict[str, GaussianPredictions] = {}
+    cal_sets: dict[str, GaussianPredictions] = {}
+    for i, (name, G) in enumerate(models):
+        if args.calibration:
+            cargs = argparse.Namespace(**{**vars(args), "files": [args.calibration[i]]})
+            cal_sets[name] = read_regression_models(cargs, "report")[0][0][1]
+            test_sets[name] = G
+        elif methods:
+            if not 0.0 < args.split < 1.0:
+                raise CalibrationInputError(f"--split must be in (0, 1); got {args.split}")
+            perm = np.random.default_rng(args.seed).permutation(G.n_samples)
+            n_cal = int(round(args.split * G.n_samples))
+            if not 2 <= n_cal <= G.n_samples - 2:
+                raise CalibrationInputError(
+                    f"{name}: --split {args.split} of {G.n_samples} rows leaves fewer than 2 "
+                    "rows on one side"
+                )
+            ci, ti = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
+            cal_sets[name], test_sets[name] = _take(G, ci), _take(G, ti)
+            sources.append(
+                f"{name}: split {len(ci)} calibration / {len(ti)} test rows "
+                f"(random, seed {args.seed})"
+            )
+        else:
+            test_sets[name] = G
     for line in sources:
         _info(f"source: {line}")
-    rep = make(dict(models), seed=args.seed, figures=args.out is not None)
+    rep = make(
+        test_sets,
+        calibration=cal_sets or None,
+        recalibrators=methods,
+        seed=args.seed,
+        figures=args.out is not None,
+    )
     fmt = args.format or "markdown"
     text = {
         "markdown": rep.to_markdown,

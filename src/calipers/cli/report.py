@@ -304,7 +304,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="METHODS",
         default="",
         help="comma-separated recalibration methods, e.g. ts,ets,hb,ir,mrr "
-        f"(short names: {', '.join(sorted(METHOD_ALIASES))}; or class names)",
+        f"(short names: {', '.join(sorted(METHOD_ALIASES))}; or class names); for "
+        "regression files vscale, vplatt, quantile (variance scaling, Platt scaling of the "
+        "log variance, quantile recalibration; all three when only --calibration is given)",
     )
     rep.add_argument(
         "--split",
@@ -312,7 +314,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=0.5,
         metavar="FRACTION",
         help="without --calibration: the fraction of each file used to fit the methods "
-        "(stratified, seeded; default 0.5)",
+        "(stratified by label, seeded; a seeded random split for regression files; "
+        "default 0.5)",
     )
     rep.add_argument(
         "--bootstrap",
