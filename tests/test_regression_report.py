@@ -59,17 +59,22 @@ class ScalingStandIn:
         z = stats.norm.ppf((1 + level) / 2)
         return np.asarray(mean) - z * sd, np.asarray(mean) + z * sd
 
-    def _scores(self, mu, var, y, w):
+    @staticmethod
+    def _rows(mu, var, y):
         nll = 0.5 * np.log(2 * np.pi * var) + (y - mu) ** 2 / (2 * var)
         dss = np.log(var) + (y - mu) ** 2 / var
         z = (y - mu) / np.sqrt(var)
         crps = np.sqrt(var) * (
             z * (2 * stats.norm.cdf(z) - 1) + 2 * stats.norm.pdf(z) - 1 / np.sqrt(np.pi)
         )
-        return {
-            k: float(np.average(v, weights=w))
-            for k, v in (("nll", nll), ("dss", dss), ("crps", crps))
-        }
+        return {"nll": nll, "dss": dss, "crps": crps}
+
+    def _scores(self, mu, var, y, w):
+        return {k: float(np.average(v, weights=w)) for k, v in self._rows(mu, var, y).items()}
+
+    def scores_per_row(self, mean, variance=None, *, std=None, targets):
+        var = self.predict_variance(mean, variance, std=std)
+        return self._rows(np.asarray(mean), var, np.asarray(targets))
 
     def scores(self, mean, variance=None, *, std=None, targets, sample_weight=None):
         var = self.predict_variance(mean, variance, std=std)
@@ -104,6 +109,10 @@ class RemapStandIn(ScalingStandIn):
 
     def scores(self, mean, variance=None, *, std=None, targets, sample_weight=None):
         return {"nll": 1.0, "dss": 2.0, "crps": 3.0}
+
+    def scores_per_row(self, mean, variance=None, *, std=None, targets):
+        var = np.asarray(variance, float)
+        return self._rows(np.asarray(mean), var, np.asarray(targets))
 
     def improvement(self, mean, variance=None, *, std=None, targets, sample_weight=None):
         return {"nll": 0.1, "dss": 0.2, "crps": 0.3}
@@ -317,3 +326,36 @@ def test_with_the_recalibrators_of_calipers():
     for method in ("VarianceScaling", "QuantileRecalibration"):
         r = rep.row("net", method)
         assert all(r.metrics[f"{k}_improvement"] > 0 for k in ("nll", "dss", "crps"))
+
+
+def test_flags_read_paired_intervals_of_per_row_scores():
+    """A recalibration that makes the scores worse beyond the noise is flagged, with the
+    paired t-interval of the per-row differences computed here; one that helps is not."""
+    test, cal = _split(n=400, scale=1.0)  # calibrated model
+
+    class Inflate(ScalingStandIn):
+        """Variances x 9: worse on every row's NLL beyond the noise."""
+
+        def fit(self, mean, variance=None, *, std=None, targets, sample_weight=None):
+            self.s_ = 9.0
+            return self
+
+    rep = regression_report(
+        {"m": test}, calibration={"m": cal}, recalibrators=[Inflate()], skce=False
+    )
+    row = rep.row("m", "Inflate")
+    mu, var, y = test
+    d = Inflate._rows(mu, 9.0 * var, y)["nll"] - Inflate._rows(mu, var, y)["nll"]
+    se = d.std(ddof=1) / math.sqrt(d.size)
+    t = stats.t.ppf(0.975, d.size - 1)
+    mean, lo, hi = row.differences["nll"]
+    assert mean == pytest.approx(d.mean(), rel=1e-12)
+    assert (lo, hi) == pytest.approx((d.mean() - t * se, d.mean() + t * se), rel=1e-9)
+    assert lo > 0
+    assert any("worse beyond the noise" in f and "NLL" in f for f in row.flags)
+    # a misscaled model fixed by the fitted scale: no flag
+    test, cal = _split()
+    rep = regression_report({"m": test}, calibration={"m": cal}, recalibrators=[ScalingStandIn()])
+    row = rep.row("m", "ScalingStandIn")
+    assert row.differences["nll"][2] < 0
+    assert not any("beyond the noise" in f for f in row.flags)

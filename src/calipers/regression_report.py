@@ -60,14 +60,26 @@ from .regression import (
     GaussianPredictions,
     check_gaussian,
     crps_gaussian,
+    crps_gaussian_per_row,
     dawid_sebastiani,
+    dawid_sebastiani_per_row,
     gaussian_nll,
+    gaussian_nll_per_row,
     pit_histogram,
     quantile_calibration,
     variance_calibration,
 )
 from .regression_skce import gaussian_skce
-from .report import UNCALIBRATED, Report, ReportRow, _slug, _subsample
+from .report import (
+    REGRESSION_COLUMNS,
+    UNCALIBRATED,
+    Report,
+    ReportRow,
+    _diff_text,
+    _paired_t,
+    _slug,
+    _subsample,
+)
 from .validation import CalibrationInputError, check_integer, check_positive
 
 __all__ = ["regression_report"]
@@ -116,7 +128,15 @@ def _as_gaussian(name: str, value: Any, what: str) -> GaussianPredictions:
 
 
 def _check_recalibrator(rc: Any) -> None:
-    need = ("fit", "get_params", "predict_cdf", "predict_interval", "scores", "improvement")
+    need = (
+        "fit",
+        "get_params",
+        "predict_cdf",
+        "predict_interval",
+        "scores",
+        "scores_per_row",
+        "improvement",
+    )
     missing = [m for m in need if not callable(getattr(rc, m, None))]
     if missing:
         raise TypeError(
@@ -194,6 +214,46 @@ def _recalibrated_row(
     return m, notes
 
 
+_PER_ROW = {
+    "nll": gaussian_nll_per_row,
+    "dss": dawid_sebastiani_per_row,
+    "crps": crps_gaussian_per_row,
+}
+
+
+def _differences(rc: Any, G: GaussianPredictions) -> dict[str, tuple[float, float, float]]:
+    """Per score: (after - before, low, high), the 95 % paired t-interval over the test rows."""
+    after = rc.scores_per_row(G.mean, G.variance, targets=G.targets)
+    out = {}
+    for k, per_row in _PER_ROW.items():
+        before = per_row(G.mean, G.variance, targets=G.targets)
+        out[k] = _paired_t(after[k] - before, G.sample_weight)
+    return out
+
+
+def _flags(base: ReportRow, row: ReportRow) -> list[str]:
+    """The report's warnings for a recalibrated row (Chidambaram & Ge (2024) §3).
+
+    A score counts as worse only when its paired interval lies above 0."""
+    worse = [k for k in _PER_ROW if row.differences[k][1] > 0]
+    if not worse:
+        return []
+    what = "; ".join(_diff_text(k, base, row) for k in worse)
+    fell = [c for c in ("pit_ks", "quantile_ce") if row.metrics[c] < base.metrics[c]]
+    if fell:
+        errors = ", ".join(
+            f"{REGRESSION_COLUMNS[c]} {base.metrics[c]:.4f} -> {row.metrics[c]:.4f}" for c in fell
+        )
+        return [
+            f"calibration error fell ({errors}) but the proper score got worse beyond the noise "
+            f"({what}): the Chidambaram & Ge (2024) pitfall"
+        ]
+    return [
+        f"recalibration made the proper score worse beyond the noise ({what}): the method "
+        "does not help on this split (overfitting a small calibration split is the usual cause)"
+    ]
+
+
 def regression_report(
     models: Mapping[str, Any],
     *,
@@ -221,6 +281,14 @@ def regression_report(
     there; with recalibrators also the improvement of NLL, DSS and CRPS (score
     before minus score after on the test rows, ``rc.improvement``; Gruber &
     Buettner 2022, Thm 4.3 and Prop. 4.5), NaN on the uncalibrated rows.
+
+    A recalibrated row's ``differences`` hold, per score (``nll``, ``dss``,
+    ``crps``), the mean per-row difference after minus before and its 95 %
+    paired t-interval over the test rows; when the interval lies above 0 the
+    row is flagged ("made the proper score worse beyond the noise"; "the
+    Chidambaram & Ge (2024) pitfall" when the PIT KS distance or the quantile
+    calibration error fell at the same time), so a change within the noise of
+    the test rows never raises a flag.
 
     Parameters
     ----------
@@ -340,6 +408,7 @@ def regression_report(
         scales.append(f"{name}: {ls:.4g}")
         metrics = _gaussian_row(G, B, skce_rows, with_skce, ls)
         metrics.update(dict.fromkeys((c for c in columns if c in _IMPROVEMENTS), math.nan))
+        base_index = len(rows)
         rows.append(ReportRow(str(name), UNCALIBRATED, G.n_samples, metrics))
         if figures:
             figs.update(_figures(str(name), UNCALIBRATED, G, None, B))
@@ -366,7 +435,10 @@ def regression_report(
                 )
                 continue
             m, notes = _recalibrated_row(fitted, G, B, skce_rows, with_skce, ls)
-            rows.append(ReportRow(str(name), method, G.n_samples, m, flags=notes))
+            row = ReportRow(str(name), method, G.n_samples, m, flags=notes)
+            row.differences = _differences(fitted, G)
+            row.flags.extend(_flags(rows[base_index], row))
+            rows.append(row)
             if figures:
                 figs.update(_figures(str(name), method, G, fitted, B))
     settings: dict[str, Any] = {

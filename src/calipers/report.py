@@ -1317,7 +1317,7 @@ class _Progress:
 
 def _diff_text(k: str, b: ReportRow, r: ReportRow) -> str:
     d, lo, hi = r.differences[k]
-    change = f"{COLUMNS[k]} {b.metrics[k]:.4f} -> {r.metrics[k]:.4f}"
+    change = f"{_LABELS[k]} {b.metrics[k]:.4f} -> {r.metrics[k]:.4f}"
     if not math.isfinite(d):
         return change
     pct = f"{100 * CONFIDENCE_LEVEL:g} %"
