@@ -38,8 +38,7 @@ from ..regression import (
     variance_calibration,
 )
 from ..validation import CalibrationInputError
-from .exit_status import EXIT_OK
-from .outputs import _emit, _info, write_atomic
+from .outputs import _info, write_report, write_table
 from .table import _Column, _format_markdown, _format_text, _json_value, _resolve_format
 from .table import _Table as _TextTable
 
@@ -292,15 +291,7 @@ def cmd_regression_table(args: argparse.Namespace) -> int:
         "json": _format_json,
         "csv": _format_csv,
     }[fmt](table)
-    if fmt == "csv":  # keep the CSV clean: provenance and notes go to stderr
-        for line in [table.title, *(f"source: {s}" for s in sources), *table.notes]:
-            _info(line)
-    if args.out is None:
-        _emit(text)
-    else:
-        write_atomic(args.out, text, force=args.force)
-        _info(f"calipers: wrote {args.out} ({fmt})")
-    return EXIT_OK
+    return write_table(text, fmt, table, sources, args)
 
 
 #: Short names of the regression recalibration methods on the command line.
@@ -385,15 +376,4 @@ def cmd_regression_report(args: argparse.Namespace) -> int:
         seed=args.seed,
         figures=args.out is not None,
     )
-    fmt = args.format or "markdown"
-    text = {
-        "markdown": rep.to_markdown,
-        "json": rep.to_json,
-        "latex": rep.to_latex,
-        "html": rep.to_html,
-    }[fmt]()
-    _emit(text)
-    if args.out is not None:
-        written = list(rep.save(Path(args.out), force=args.force))
-        _info(f"calipers: wrote {len(written)} files to {args.out}/")
-    return EXIT_OK
+    return write_report(rep, args)

@@ -18,7 +18,7 @@ from .exit_status import EXIT_OK
 from .inputs import _file_models, add_input_options
 from .methods import METHOD_ALIASES, _recalibrators
 from .options import EPILOG, _add_dask, _positive_int, _uses_dask
-from .outputs import _emit, _info
+from .outputs import _emit, _info, write_report
 from .regression import add_regression_options, cmd_regression_report, regression_files
 
 REPORT_DESCRIPTION = """\
@@ -63,10 +63,6 @@ def _run_report(
         figures=figures,
         progress=True,
     )
-
-
-def _save_report(rep: Any, out: Path, force: bool) -> list[str]:
-    return list(rep.save(out, force=force))
 
 
 #: Report columns of a streamed file: the table's streamable columns.
@@ -263,18 +259,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     for line in sources:
         _info(f"source: {line}")
     rep = _run_report(test_sets, is_logits, cal_sets, methods, args, figures=args.out is not None)
-    fmt = args.format or "markdown"
-    text = {
-        "markdown": rep.to_markdown,
-        "json": rep.to_json,
-        "latex": rep.to_latex,
-        "html": rep.to_html,
-    }[fmt]()
-    _emit(text)
-    if args.out is not None:
-        written = _save_report(rep, Path(args.out), args.force)
-        _info(f"calipers: wrote {len(written)} files to {args.out}/")
-    return EXIT_OK
+    return write_report(rep, args)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

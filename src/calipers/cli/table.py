@@ -34,10 +34,9 @@ from ..metrics import (
 )
 from ..scores import accuracy, brier, nll
 from ..validation import Predictions
-from .exit_status import EXIT_OK
 from .inputs import _default_models, _file_models, add_input_options
 from .options import EPILOG, _add_chunk_rows, _add_common, _add_dask, _uses_dask
-from .outputs import _emit, _info, write_atomic
+from .outputs import write_table
 from .streaming import (
     NOT_STREAMED_WHY,
     STREAMED_COLUMNS,
@@ -363,16 +362,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
         extra.append("probabilities were clipped into [0, 1] (--clip)")
     table = _build_table(models, sources, args.bins, args.nll_clip, extra)
     fmt = _resolve_format(args)
-    text = _FORMATTERS[fmt](table)
-    if fmt == "csv":  # keep the CSV clean: provenance and notes go to stderr
-        for line in [table.title, *(f"source: {s}" for s in sources), *table.notes]:
-            _info(line)
-    if args.out is None:
-        _emit(text)
-    else:
-        write_atomic(args.out, text, force=args.force)
-        _info(f"calipers: wrote {args.out} ({fmt})")
-    return EXIT_OK
+    return write_table(_FORMATTERS[fmt](table), fmt, table, sources, args)
 
 
 #: The table's wording of the input options (their file types).

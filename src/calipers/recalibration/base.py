@@ -106,7 +106,6 @@ class 1 (``(n, 2)`` for ``(n, 1)`` scores).
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import os
@@ -133,6 +132,7 @@ from ..validation import (
     resolve_classes,
 )
 from ..validation import _softmax as _softmax_rows
+from ._params import Parameters
 from ._schema import (
     FORMAT,
     MAX_DEPTH,
@@ -422,7 +422,7 @@ def _as_input(Q: np.ndarray, like: Any) -> Any:
     return torch.from_numpy(np.ascontiguousarray(Q)).to(device=like.device, dtype=dtype)
 
 
-class Recalibrator:
+class Recalibrator(Parameters):
     """Base class of every recalibration method (see the module docstring).
 
     Subclasses set the class attributes ``input`` (``"logits"`` or
@@ -467,36 +467,6 @@ class Recalibrator:
     def injective(self) -> bool:
         """True when distinct score vectors always give distinct outputs."""
         return self._injective
-
-    # ------------------------------------------------------------------ parameters
-
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [
-            p.name
-            for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor arguments, as scikit-learn's ``get_params``."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params: Any) -> Recalibrator:
-        """Set constructor arguments (unknown names raise); returns ``self``."""
-        names = set(self._param_names())
-        for key, value in params.items():
-            if key not in names:
-                raise CalibrationInputError(
-                    f"{type(self).__name__} has no parameter {key!r}; it has {sorted(names)}"
-                )
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
     # ------------------------------------------------------------------ inputs
 

@@ -37,7 +37,6 @@ The contract mirrors the classification recalibrators of
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 from collections.abc import Mapping
@@ -53,6 +52,7 @@ from ..regression import (
     gaussian_nll,
 )
 from ..validation import CalibrationInputError
+from ._params import Parameters
 from ._schema import (
     FORMAT,
     MAX_DOCUMENT_BYTES,
@@ -140,7 +140,7 @@ def _levels(q: Any, name: str) -> tuple[np.ndarray, bool]:
     return flat, arr.ndim == 0
 
 
-class RegressionRecalibrator:
+class RegressionRecalibrator(Parameters):
     """Base class of the recalibrators of Gaussian regression predictions.
 
     See the module docstring for the contract. Subclasses set ``gaussian``
@@ -173,36 +173,6 @@ class RegressionRecalibrator:
         reduction of the calibration error (Gruber & Buettner 2022, Prop. 4.5).
         """
         return self._injective
-
-    # ------------------------------------------------------------------ parameters
-
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [
-            p.name
-            for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor arguments, as scikit-learn's ``get_params``."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params: Any) -> RegressionRecalibrator:
-        """Set constructor arguments (unknown names raise); returns ``self``."""
-        names = set(self._param_names())
-        for key, value in params.items():
-            if key not in names:
-                raise CalibrationInputError(
-                    f"{type(self).__name__} has no parameter {key!r}; it has {sorted(names)}"
-                )
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
     # ------------------------------------------------------------------ fit and predict
 
