@@ -414,3 +414,36 @@ def test_cli_report_recalibrates(tmp_path: Path, capsys: pytest.CaptureFixture[s
     )
     code, _, err = run(["report", str(c), "--recalibrate", "ts"], capsys)
     assert code == 3 and "unknown regression recalibration method 'ts'" in err
+
+
+def test_cli_diagram_of_a_regression_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pit / quantile / variance draw a regression file (the PNG's bars are the PIT
+    histogram computed here); a classification diagram of it, or a regression diagram of a
+    classification file, is refused with the kinds that apply."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    f = _write(tmp_path / "r.csv", {"mean": MU, "std": SD, "y": Y})
+    for kind in ("pit", "quantile", "variance"):
+        out = tmp_path / f"{kind}.png"
+        code, _, err = run(["diagram", kind, str(f), "--out", str(out), "--bins", "5"], capsys)
+        assert code == 0, err
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from calipers.cli.diagram import _figure
+    from calipers.cli.program import build_parser
+
+    args = build_parser().parse_args(["diagram", "pit", str(f), "--bins", "5"])
+    fig = _figure(args)
+    (bars,) = fig.axes[0].containers  # the histogram's one BarContainer
+    from scipy import stats
+
+    counts, _ = np.histogram(stats.norm.cdf((Y - MU) / SD), bins=5, range=(0, 1))
+    assert [b.get_height() for b in bars] == pytest.approx(counts.tolist())
+    code, _, err = run(["diagram", "reliability", str(f), "--out", str(tmp_path / "x.png")], capsys)
+    assert code == 3 and "its diagrams are pit, quantile, variance" in err
+    c = tmp_path / "c.npz"
+    np.savez(c, probs=np.full(4, 0.5), labels=np.array([0, 1, 0, 1]))
+    code, _, err = run(["diagram", "pit", str(c), "--out", str(tmp_path / "x.png")], capsys)
+    assert code == 3 and "is for regression predictions" in err

@@ -1,7 +1,9 @@
 """``calipers diagram``: one diagram of one prediction file, as PNG, SVG or PDF.
 
 Reliability, smooth reliability, calibration-sharpness, class-wise grid or
-top-k bars (:mod:`calipers.diagrams`), written atomically to ``--out``.
+top-k bars (:mod:`calipers.diagrams`) of classification predictions; PIT
+histogram, quantile reliability or variance-error diagram of a regression file
+(Gaussian predictions); written atomically to ``--out``.
 """
 
 from __future__ import annotations
@@ -15,11 +17,42 @@ from .exit_status import EXIT_OK
 from .inputs import _file_models, add_input_options
 from .options import EPILOG, _positive_int
 from .outputs import _info, write_atomic
+from .regression import add_regression_options
+
+#: The diagrams of regression files (Gaussian predictions).
+REGRESSION_KINDS = ("pit", "quantile", "variance")
+#: The diagrams of classification files.
+CLASSIFICATION_KINDS = ("reliability", "smooth", "sharpness", "classwise", "top-k")
 
 
-def _cmd_diagram(args: argparse.Namespace) -> int:
+def _regression_figure(args: argparse.Namespace) -> Any:
     from .. import diagrams
+    from .regression import read_regression_models
 
+    ((name, G),) = read_regression_models(args, "diagram")[0]
+    if args.kind == "pit":
+        return diagrams.pit_histogram_diagram(G, n_bins=min(args.bins, 10), title=name)
+    if args.kind == "quantile":
+        return diagrams.quantile_reliability_diagram(G, title=name)
+    return diagrams.variance_error_diagram(G, n_bins=min(args.bins, G.n_samples), title=name)
+
+
+def _figure(args: argparse.Namespace) -> Any:
+    from .. import diagrams
+    from .regression import regression_files
+
+    regression = regression_files(args, "diagram")
+    if regression != (args.kind in REGRESSION_KINDS):
+        allowed = REGRESSION_KINDS if regression else CLASSIFICATION_KINDS
+        raise CalibrationInputError(
+            f"{args.files[0]}: the diagram '{args.kind}' is for "
+            + ("classification" if regression else "regression")
+            + " predictions, and this file holds "
+            + ("regression (Gaussian) predictions" if regression else "classification predictions")
+            + f"; its diagrams are {', '.join(allowed)}"
+        )
+    if regression:
+        return _regression_figure(args)
     models, _ = _file_models(args)
     ((name, P),) = models[:1]
     kinds = {
@@ -31,7 +64,11 @@ def _cmd_diagram(args: argparse.Namespace) -> int:
         "classwise": lambda: diagrams.classwise_reliability_grid(P, n_bins=args.bins),
         "top-k": lambda: diagrams.top_k_bar_chart(P),
     }
-    fig = kinds[args.kind]()
+    return kinds[args.kind]()
+
+
+def _cmd_diagram(args: argparse.Namespace) -> int:
+    fig = _figure(args)
     out = Path(args.out)
     fmt = out.suffix.lstrip(".").lower() or "png"
     if fmt not in ("png", "svg", "pdf"):
@@ -51,14 +88,24 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "diagram",
         help="draw one diagram of one prediction file",
         description="Draw one diagram (reliability, smooth, sharpness, classwise, top-k) of a "
-        "prediction file and write it as PNG, SVG or PDF (from the --out suffix).",
+        "prediction file, or of a regression file (pit: PIT histogram; quantile: coverage of "
+        "central intervals; variance: RMSE against root mean predicted variance per bin), "
+        "and write it as PNG, SVG or PDF (from the --out suffix).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dia.add_argument("kind", choices=("reliability", "smooth", "sharpness", "classwise", "top-k"))
+    dia.add_argument("kind", choices=CLASSIFICATION_KINDS + REGRESSION_KINDS)
     dia.add_argument("files", nargs=1, metavar="FILE", help="prediction file")
     add_input_options(dia)
-    dia.add_argument("--bins", type=_positive_int, default=15, metavar="N")
+    add_regression_options(dia)
+    dia.add_argument(
+        "--bins",
+        type=_positive_int,
+        default=15,
+        metavar="N",
+        help="bins of the reliability diagram; of predicted variance in the variance "
+        "diagram; the PIT histogram takes at most 10 (default 15)",
+    )
     dia.add_argument(
         "--bandwidth",
         type=float,
