@@ -312,3 +312,28 @@ def test_quantile_default_knots_follow_the_stated_rule(n: int, knots: int) -> No
     assert np.array_equal(
         back.predict_cdf(mu, std=sd, targets=y), rc.predict_cdf(mu, std=sd, targets=y)
     )
+
+
+@pytest.mark.parametrize("cls", [VarianceScaling, VariancePlattScaling, QuantileRecalibration])
+def test_tensor_predictions_come_back_as_tensors(cls: type) -> None:
+    """Arrays back as they came (as the classification recalibrators): a float32 tensor in,
+    float32 tensors out on its device, equal to the NumPy results."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    mu, sd = rng.normal(size=300), rng.uniform(0.5, 2.0, 300)
+    y = mu + 2.0 * sd * rng.normal(size=300)
+    rc = cls().fit(mu, std=sd, targets=y)
+    m32, s32, y32 = (torch.tensor(a, dtype=torch.float32) for a in (mu, sd, y))
+    m, s, t = (a.double().numpy() for a in (m32, s32, y32))  # the float32 values, in float64
+    cdf = rc.predict_cdf(m32, std=s32, targets=y32)
+    assert isinstance(cdf, torch.Tensor) and cdf.dtype == torch.float32
+    np.testing.assert_allclose(cdf.numpy(), rc.predict_cdf(m, std=s, targets=t), rtol=1e-6)
+    q = rc.predict_quantile(m32, std=s32, q=[0.1, 0.9])
+    assert isinstance(q, torch.Tensor) and tuple(q.shape) == (300, 2)
+    lo, hi = rc.predict_interval(m32, std=s32)
+    assert isinstance(lo, torch.Tensor) and isinstance(hi, torch.Tensor)
+    if rc.gaussian:
+        v = rc.predict_variance(m32, std=s32)
+        assert isinstance(v, torch.Tensor) and v.dtype == torch.float32
+        np.testing.assert_allclose(v.numpy(), rc.predict_variance(m, std=s), rtol=1e-6)
+    assert isinstance(rc.predict_cdf(mu, std=sd, targets=y), np.ndarray)

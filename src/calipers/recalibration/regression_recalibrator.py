@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._backend import is_torch
 from ..regression import (
     GaussianPredictions,
     check_gaussian,
@@ -62,7 +63,7 @@ from ._schema import (
     parse_document,
     run_checks,
 )
-from .base import _encode, _not_fitted
+from .base import _as_input, _encode, _not_fitted
 
 __all__ = ["RegressionRecalibrator", "register_regression"]
 
@@ -138,6 +139,12 @@ def _levels(q: Any, name: str) -> tuple[np.ndarray, bool]:
             f"{where} is {float(flat[i])!r}"
         )
     return flat, arr.ndim == 0
+
+
+def _back(out: np.ndarray, *given: Any) -> Any:
+    """``out`` as the caller's array type: a tensor on the device of the first tensor
+    among ``given`` (its floating dtype; float64 for other dtypes), else NumPy."""
+    return _as_input(out, next((a for a in given if is_torch(a)), None))
 
 
 class RegressionRecalibrator(Parameters):
@@ -223,12 +230,13 @@ class RegressionRecalibrator(Parameters):
 
         Returns
         -------
-        numpy.ndarray
-            ``(n,)`` float64.
+        numpy.ndarray or torch.Tensor
+            ``(n,)`` float64; a tensor on the input's device (of its floating
+            dtype) when the predictions are tensors.
         """
         self._ready()
         G = check_gaussian(mean, variance, std=std, targets=targets)
-        return self._cdf(G.mean, G.variance, G.targets)
+        return _back(self._cdf(G.mean, G.variance, G.targets), mean, variance, std, targets)
 
     def predict_quantile(
         self, mean: Any, variance: Any = None, *, std: Any = None, q: Any = 0.5
@@ -244,14 +252,15 @@ class RegressionRecalibrator(Parameters):
 
         Returns
         -------
-        numpy.ndarray
-            ``(n,)`` for a scalar ``q``, ``(n, m)`` for ``m`` levels, in target units.
+        numpy.ndarray or torch.Tensor
+            ``(n,)`` for a scalar ``q``, ``(n, m)`` for ``m`` levels, in target
+            units (a tensor on the input's device for tensor predictions).
         """
         self._ready()
         levels, scalar = _levels(q, "q")
         G = _without_targets(mean, variance, std)
         out = self._quantile(G.mean, G.variance, levels)
-        return out[:, 0] if scalar else out
+        return _back(out[:, 0] if scalar else out, mean, variance, std)
 
     def predict_interval(
         self, mean: Any, variance: Any = None, *, std: Any = None, level: float = 0.9
@@ -267,8 +276,9 @@ class RegressionRecalibrator(Parameters):
 
         Returns
         -------
-        (lower, upper) : tuple of numpy.ndarray
-            Each ``(n,)``, in target units.
+        (lower, upper) : tuple of numpy.ndarray or torch.Tensor
+            Each ``(n,)``, in target units (tensors on the input's device for
+            tensor predictions).
         """
         self._ready()
         lv, scalar = _levels(level, "level")
@@ -277,7 +287,7 @@ class RegressionRecalibrator(Parameters):
         a = float(lv[0])
         G = _without_targets(mean, variance, std)
         out = self._quantile(G.mean, G.variance, np.array([(1.0 - a) / 2.0, (1.0 + a) / 2.0]))
-        return out[:, 0], out[:, 1]
+        return _back(out[:, 0], mean, variance, std), _back(out[:, 1], mean, variance, std)
 
     def scores(
         self,
@@ -578,12 +588,13 @@ class _GaussianOutput(RegressionRecalibrator):
 
         Returns
         -------
-        numpy.ndarray
-            ``(n,)`` float64, all > 0.
+        numpy.ndarray or torch.Tensor
+            ``(n,)`` float64, all > 0 (a tensor on the input's device, of its
+            floating dtype, for tensor predictions).
         """
         self._ready()
         G = _without_targets(mean, variance, std)
-        return self._new_variance(G.variance)
+        return _back(self._new_variance(G.variance), mean, variance, std)
 
     def _cdf(self, mu: np.ndarray, var: np.ndarray, y: np.ndarray) -> np.ndarray:
         from scipy.special import ndtr
