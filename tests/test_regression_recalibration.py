@@ -337,3 +337,21 @@ def test_tensor_predictions_come_back_as_tensors(cls: type) -> None:
         assert isinstance(v, torch.Tensor) and v.dtype == torch.float32
         np.testing.assert_allclose(v.numpy(), rc.predict_variance(m, std=s), rtol=1e-6)
     assert isinstance(rc.predict_cdf(mu, std=sd, targets=y), np.ndarray)
+
+
+def test_document_envelope_is_checked_as_for_classification() -> None:
+    """The same envelope rules as the classification files (one checker): format, keys."""
+    rc = VarianceScaling().fit([0.0, 0.0], [1.0, 1.0], targets=[1.0, 3.0])
+    doc = json.loads(rc.to_json())
+    for bad, message in (
+        (
+            {**doc, "format": 3},
+            r"format 3 is not supported; this version of calipers reads format 2",
+        ),
+        ({**doc, "format": 1}, r"format 1 is not supported"),
+        ({**doc, "extra": 1}, r"VarianceScaling file: unknown key 'extra'"),
+        ({k: v for k, v in doc.items() if k != "state"}, r"key 'state' is missing"),
+        ({**doc, "params": []}, r"'params' must be an object of named values"),
+    ):
+        with pytest.raises(CalibrationInputError, match=message):
+            calipers.load_recalibrator(json.dumps(bad))

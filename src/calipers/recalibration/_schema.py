@@ -648,3 +648,62 @@ def binary_has_two_classes(v: Values) -> str | None:
     if not v["binary_"] or v["n_classes_"] == 2:
         return None
     return f"field 'binary_' is true (binary scores), but field 'n_classes_' is {v['n_classes_']}"
+
+
+# ----------------------------------------------------------------------------- documents
+
+#: The keys of a recalibrator document, in order.
+DOCUMENT_KEYS = ("calipers_recalibrator", "format", "params", "state")
+
+
+def check_registrable(cls: Any, base: Any, who: str) -> None:
+    """Refuse to register ``cls`` unless it declares its own schema with exactly its
+    constructor parameters (``base``: the contract class whose empty schema it inherits;
+    ``who``: the registering function, for the message)."""
+    if cls.schema is base.schema:
+        raise CalibrationInputError(
+            f"{who}: {cls.__name__} declares no schema (the class attribute 'schema' listing "
+            "its parameters and fitted fields), so its files could not be checked"
+        )
+    differ = set(cls._param_names()) ^ set(cls.schema.params)
+    if differ:
+        raise CalibrationInputError(
+            f"{who}: the schema of {cls.__name__} must declare exactly its constructor "
+            f"parameters; it differs in {sorted(differ)}"
+        )
+
+
+def check_document(doc: Mapping[str, Any], where: str, readable: Sequence[int]) -> int:
+    """Check the envelope of a recalibrator document; return its format version.
+
+    Exactly the keys :data:`DOCUMENT_KEYS`, an integer ``format`` among
+    ``readable``, and ``params`` and ``state`` objects; anything else raises a
+    :class:`CalibrationInputError` starting with ``where``.
+    """
+    for key in doc:
+        if key not in DOCUMENT_KEYS:
+            raise CalibrationInputError(
+                f"{where}: unknown key {key!r}; a recalibrator document has the keys "
+                f"{list(DOCUMENT_KEYS)}"
+            )
+    for key in DOCUMENT_KEYS[1:]:
+        if key not in doc:
+            raise CalibrationInputError(f"{where}: key {key!r} is missing")
+    fmt = doc["format"]
+    if not isinstance(fmt, int) or isinstance(fmt, bool):
+        raise CalibrationInputError(
+            f"{where}: 'format' must be an integer (the format version); got {_show(fmt)}"
+        )
+    if fmt not in readable:
+        raise CalibrationInputError(
+            f"{where}: format {_show(fmt)} is not supported; this version of calipers reads "
+            f"format{'s' if len(readable) > 1 else ''} "
+            f"{' and '.join(str(f) for f in readable)} (a file written by a newer calipers "
+            "needs that version)"
+        )
+    for key in ("params", "state"):
+        if not isinstance(doc[key], dict):
+            raise CalibrationInputError(
+                f"{where}: {key!r} must be an object of named values; got {_show(doc[key])}"
+            )
+    return fmt

@@ -145,7 +145,9 @@ from ._schema import (
     Schema,
     _show,
     _too_large,
+    check_document,
     check_fields,
+    check_registrable,
     parse_document,
     run_checks,
 )
@@ -248,17 +250,7 @@ def register(cls: type[Recalibrator]) -> type[Recalibrator]:
     ...
     calipers.validation.CalibrationInputError: register: Identity declares no schema ...
     """
-    if cls.schema is Recalibrator.schema:
-        raise CalibrationInputError(
-            f"register: {cls.__name__} declares no schema (the class attribute 'schema' listing "
-            "its parameters and fitted fields), so its files could not be checked"
-        )
-    missing = set(cls._param_names()) ^ set(cls.schema.params)
-    if missing:
-        raise CalibrationInputError(
-            f"register: the schema of {cls.__name__} must declare exactly its constructor "
-            f"parameters; it differs in {sorted(missing)}"
-        )
+    check_registrable(cls, Recalibrator, "register")
     _REGISTRY[cls.__name__] = cls
     return cls
 
@@ -1168,9 +1160,6 @@ def _encode(v: Any) -> Any:
     raise CalibrationInputError(f"cannot store a {type(v).__name__} in JSON: {v!r}")
 
 
-_TOP_KEYS = ("calipers_recalibrator", "format", "params", "state")
-
-
 def _upgrade_format_1(
     cls: type[Recalibrator], state: dict[str, Any], params: dict[str, Any], where: str
 ) -> dict[str, Any]:
@@ -1282,31 +1271,7 @@ def load_recalibrator(
     if expected is not None and expected is not Recalibrator and not issubclass(cls, expected):
         raise CalibrationInputError(f"the document holds a {name}, not a {expected.__name__}")
     where = f"{name} file"
-    for key in doc:
-        if key not in _TOP_KEYS:
-            raise CalibrationInputError(
-                f"{where}: unknown key {key!r}; a recalibrator document has the keys "
-                f"{list(_TOP_KEYS)}"
-            )
-    for key in _TOP_KEYS[1:]:
-        if key not in doc:
-            raise CalibrationInputError(f"{where}: key {key!r} is missing")
-    fmt = doc["format"]
-    if not isinstance(fmt, int) or isinstance(fmt, bool):
-        raise CalibrationInputError(
-            f"{where}: 'format' must be an integer (the format version); got {_show(fmt)}"
-        )
-    if fmt not in READABLE_FORMATS:
-        raise CalibrationInputError(
-            f"{where}: format {_show(fmt)} is not supported; this version of calipers reads "
-            f"formats {' and '.join(str(f) for f in READABLE_FORMATS)} (a file written by a "
-            "newer calipers needs that version)"
-        )
-    for key in ("params", "state"):
-        if not isinstance(doc[key], dict):
-            raise CalibrationInputError(
-                f"{where}: {key!r} must be an object of named values; got {_show(doc[key])}"
-            )
+    fmt = check_document(doc, where, READABLE_FORMATS)
     params = check_fields(cls.schema.params, doc["params"], where, "parameter")
     run_checks(cls.schema.param_checks, params, where)
     state_doc: dict[str, Any] = doc["state"]

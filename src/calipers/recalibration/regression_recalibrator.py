@@ -59,7 +59,9 @@ from ._schema import (
     MAX_DOCUMENT_BYTES,
     Schema,
     _show,
+    check_document,
     check_fields,
+    check_registrable,
     parse_document,
     run_checks,
 )
@@ -71,7 +73,6 @@ __all__ = ["RegressionRecalibrator", "register_regression"]
 SCORES = ("nll", "dss", "crps")
 
 _REGRESSION_REGISTRY: dict[str, type[RegressionRecalibrator]] = {}
-_TOP_KEYS = ("calipers_recalibrator", "format", "params", "state")
 
 
 def register_regression(cls: type[RegressionRecalibrator]) -> type[RegressionRecalibrator]:
@@ -91,17 +92,7 @@ def register_regression(cls: type[RegressionRecalibrator]) -> type[RegressionRec
     ...
     calipers.validation.CalibrationInputError: register_regression: Nothing declares no schema ...
     """
-    if cls.schema is RegressionRecalibrator.schema:
-        raise CalibrationInputError(
-            f"register_regression: {cls.__name__} declares no schema (the class attribute "
-            "'schema' listing its parameters and fitted fields), so its files could not be checked"
-        )
-    differ = set(cls._param_names()) ^ set(cls.schema.params)
-    if differ:
-        raise CalibrationInputError(
-            f"register_regression: the schema of {cls.__name__} must declare exactly its "
-            f"constructor parameters; it differs in {sorted(differ)}"
-        )
+    check_registrable(cls, RegressionRecalibrator, "register_regression")
     _REGRESSION_REGISTRY[cls.__name__] = cls
     return cls
 
@@ -527,26 +518,7 @@ def _from_document(
     if expected is not None and not issubclass(cls, expected):
         raise CalibrationInputError(f"the document holds a {name}, not a {expected.__name__}")
     where = f"{name} file"
-    for key in doc:
-        if key not in _TOP_KEYS:
-            raise CalibrationInputError(
-                f"{where}: unknown key {key!r}; a recalibrator document has the keys "
-                f"{list(_TOP_KEYS)}"
-            )
-    for key in _TOP_KEYS[1:]:
-        if key not in doc:
-            raise CalibrationInputError(f"{where}: key {key!r} is missing")
-    fmt = doc["format"]
-    if not (isinstance(fmt, int) and not isinstance(fmt, bool) and fmt == FORMAT):
-        raise CalibrationInputError(
-            f"{where}: 'format' must be {FORMAT} (the format of regression recalibrators); "
-            f"got {_show(fmt)}"
-        )
-    for key in ("params", "state"):
-        if not isinstance(doc[key], dict):
-            raise CalibrationInputError(
-                f"{where}: {key!r} must be an object of named values; got {_show(doc[key])}"
-            )
+    check_document(doc, where, (FORMAT,))
     params = check_fields(cls.schema.params, doc["params"], where, "parameter")
     run_checks(cls.schema.param_checks, params, where)
     obj = cls(**params)
