@@ -26,9 +26,10 @@ import calipers as cp
 from calipers import cli
 from calipers.cli import main
 from calipers.datasets import load_default_predictions
+from shared_data import available, data_dir, missing_reason
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("CALIPERS_SHARED_DATA") or ROOT.parent / "shared" / "data")
+SHARED_DATA = data_dir() or ROOT.parent / "shared" / "data"
 METRIC_KEYS = [
     "accuracy",
     "nll",
@@ -550,8 +551,7 @@ def test_console_script(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    not (SHARED_DATA / "densenet40_c10_test.npz").exists(),
-    reason="needs ../shared/data/densenet40_c10_test.npz (present beside the project only)",
+    not available("densenet40_c10_test.npz"), reason=missing_reason("densenet40_c10_test.npz")
 )
 def test_densenet_published_numbers(capsys: pytest.CaptureFixture[str]) -> None:
     """Kull et al. 2019 / Rahimi et al. 2020 numbers for DenseNet-40 on CIFAR-10 (test split)."""
@@ -572,8 +572,8 @@ def test_densenet_published_numbers(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.skipif(
-    not (SHARED_DATA / "densenet40_c10_val.npz").exists(),
-    reason="needs ../shared/data/densenet40_c10_{val,test}.npz (present beside the project only)",
+    not available("densenet40_c10_val.npz", "densenet40_c10_test.npz"),
+    reason=missing_reason("densenet40_c10_val.npz", "densenet40_c10_test.npz"),
 )
 def test_report_end_to_end_on_densenet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """calipers report on the DenseNet-40 test split, temperature scaling fitted on its

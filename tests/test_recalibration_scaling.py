@@ -11,9 +11,7 @@ and the numbers published for DenseNet-40 (Kull et al. 2019).
 from __future__ import annotations
 
 import json
-import os
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +33,7 @@ from calipers.recalibration.platt_scaling import PlattScaling
 from calipers.recalibration.temperature_scaling import TemperatureScaling
 from calipers.recalibration.vector_scaling import VectorScaling, _linear_map_injective
 from calipers.validation import CalibrationInputError
+from shared_data import load
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -79,22 +78,9 @@ def _collision_pair(v: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarra
     return p, p2 / p2.sum()
 
 
-def _data_dir() -> Path | None:
-    """``$CALIPERS_SHARED_DATA`` when set (and only it), else ``<repo>/../shared/data``."""
-    env = os.environ.get("CALIPERS_SHARED_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
-    return path if path.is_dir() else None
-
-
 def _densenet() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    d = _data_dir()
-    if d is None or not (d / "densenet40_c10_val.npz").is_file():
-        pytest.skip("shared data (densenet40_c10_*.npz) not found")
-    with np.load(d / "densenet40_c10_val.npz", allow_pickle=False) as f:
-        zv, yv = f["logits"], f["labels"]
-    with np.load(d / "densenet40_c10_test.npz", allow_pickle=False) as f:
-        zt, yt = f["logits"], f["labels"]
-    return zv, yv, zt, yt
+    val, test = load("densenet40_c10_val.npz"), load("densenet40_c10_test.npz")
+    return val["logits"], val["labels"], test["logits"], test["labels"]
 
 
 MULTICLASS = [

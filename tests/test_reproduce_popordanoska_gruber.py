@@ -9,7 +9,6 @@ DenseNet-40 logits (Kull et al. 2019), and a numpy Brier score.
 
 from __future__ import annotations
 
-import os
 import runpy
 from pathlib import Path
 
@@ -17,14 +16,11 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
+from shared_data import available, data_dir
+
 pytest.importorskip("matplotlib")
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def _shared_data() -> Path:
-    env = os.environ.get("CALIPERS_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _run(script: str, argv: list[str]) -> dict:
@@ -44,12 +40,10 @@ def popordanoska(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
 def gruber(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     out = tmp_path_factory.mktemp("gruber")
     argv = ["--quick", "--out", str(out)]
-    test, val = (
-        _shared_data() / "densenet40_c10_test.npz",
-        _shared_data() / "densenet40_c10_val.npz",
-    )
-    if test.exists() and val.exists():
-        argv += ["--data", str(test), "--calibration", str(val)]
+    if available("densenet40_c10_test.npz", "densenet40_c10_val.npz"):
+        d = data_dir()
+        argv += ["--data", str(d / "densenet40_c10_test.npz")]
+        argv += ["--calibration", str(d / "densenet40_c10_val.npz")]
     return _run("reproduce_gruber2022.py", argv), out
 
 

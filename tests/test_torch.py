@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from shared_data import load
 from toy_data import NIXON_P, NIXON_Y
 
 torch = pytest.importorskip("torch")
@@ -102,19 +100,10 @@ def test_edge_table_in_torch(device: str, dtype, B: int, rule: str, expected: fl
 # ----------------------------------------------------------------------------- real data
 
 
-def _data_dir() -> Path | None:
-    env = os.environ.get("CALIPERS_SHARED_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
-    return path if path.is_dir() else None
-
-
 @pytest.fixture(scope="module")
 def densenet() -> tuple[np.ndarray, np.ndarray]:
-    d = _data_dir()
-    if d is None or not (d / "densenet40_c10_test.npz").is_file():
-        pytest.skip("shared data folder with densenet40_c10_test.npz not found")
-    with np.load(d / "densenet40_c10_test.npz", allow_pickle=False) as f:
-        return f["logits"], f["labels"]
+    f = load("densenet40_c10_test.npz")
+    return f["logits"], f["labels"]
 
 
 KULL_BINS = cp.FixedEdges(np.r_[np.linspace(0, 1, 15), 1.0], closed="left")
