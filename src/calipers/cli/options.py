@@ -11,8 +11,10 @@ import argparse
 
 EPILOG = """\
 examples:
-  calipers demo                                  the table of the embedded default
-  calipers demo --out demo/                      the whole job; HTML report etc. in demo/
+  calipers demo                                  the whole job on the embedded default: prints
+                                                 the table, writes the report into calipers-demo/
+  calipers demo --out demo/                      the same, the report (HTML etc.) in demo/
+  calipers demo --table-only                     only the table (also table.md/.json in the folder)
   calipers table                                 the same table (no file: embedded default)
   calipers table preds.npz                       arrays 'probs' (or 'logits') and 'labels'
   calipers table preds.csv --format markdown     CSV with a header: label,p0,p1,...

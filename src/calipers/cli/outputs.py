@@ -53,18 +53,26 @@ def write_table(text: str, fmt: str, table: Any, sources: Sequence[str], args: A
 
 def write_report(rep: Any, args: Any) -> int:
     """Print a :class:`calipers.Report` in ``--format`` (default Markdown) and, with
-    ``--out DIR``, save every rendering and figure there; exit status 0."""
+    ``--out DIR``, save every rendering and figure there; exit status 0.
+
+    With ``--out`` and no ``--format`` only the short summary is printed
+    (:meth:`calipers.Report.to_summary`: a line per model and the table); the notes and
+    the per-metric verdicts are in the files."""
     from .exit_status import EXIT_OK
 
     fmt = args.format or "markdown"
-    text = {
-        "markdown": rep.to_markdown,
-        "json": rep.to_json,
-        "latex": rep.to_latex,
-        "html": rep.to_html,
-    }[fmt]()
+    if args.out is not None and args.format is None:
+        text = rep.to_summary()
+    else:
+        text = {
+            "markdown": rep.to_markdown,
+            "json": rep.to_json,
+            "latex": rep.to_latex,
+            "html": rep.to_html,
+        }[fmt]()
     _emit(text)
     if args.out is not None:
         written = list(rep.save(Path(args.out), force=args.force))
-        _info(f"calipers: wrote {len(written)} files to {args.out}/")
+        page = Path(args.out) / "report.html"
+        _info(f"calipers: wrote {len(written)} files to {args.out}/ (the whole report: {page})")
     return EXIT_OK

@@ -37,9 +37,43 @@ Prediction files (never unpickled): .npz, .npy, .csv, .parquet (needs pyarrow),
 Files larger than memory (--chunk-rows N, and any file above 2 GiB): a smaller
 report, from per-bin totals added chunk by chunk (equal to the in-memory values):
 accuracy, NLL, Brier, ECE, ACE (second pass), SCE, MCE, class-wise and
-bin-averaged ECE, and a reliability table per file, as Markdown or JSON; notes
-list what it leaves out (recalibration, kernel columns, p-value, intervals).
+bin-averaged ECE, and a reliability table per file, as Markdown, JSON or HTML (with a
+reliability diagram per file drawn from the per-bin totals); notes list what it
+leaves out (recalibration, kernel columns, p-value, intervals). An in-memory report
+of 10^7 scores (rows x classes) or more says on stderr that --chunk-rows exists.
+
+With --out DIR the report goes whole into DIR (HTML, JSON, Markdown, LaTeX, figures)
+and only a summary per model and the table are printed.
 """
+
+
+#: Scores (rows x classes; 1-D binary input counts 2 per row) from which an in-memory
+#: report prints the hint that ``--chunk-rows`` exists: 10**7, e.g. 5 million binary rows
+#: or a million rows of 10 classes. The report redraws every row's target 200 times for
+#: the ECE p-value; on 10**7 binary rows it took 47 s and 3.0 GB where the streamed report
+#: takes constant memory.
+LARGE_INPUT_SCORES = 10**7
+
+
+def _large_input_hint(models: list[tuple[str, Any]]) -> str | None:
+    """The one-line hint that ``--chunk-rows`` exists, when an input holds at least
+    :data:`LARGE_INPUT_SCORES` scores; None otherwise."""
+    big = [
+        (name, int(P.n_samples), max(int(P.n_classes), 2))
+        for name, P in models
+        if int(P.n_samples) * max(int(P.n_classes), 2) >= LARGE_INPUT_SCORES
+    ]
+    if not big:
+        return None
+    name, n, k = big[0]
+    more = f" (and {len(big) - 1} more file{'s' * (len(big) > 2)})" if len(big) > 1 else ""
+    return (
+        f"calipers report: {name} holds {n} rows x {k} classes{more}, at least "
+        f"{LARGE_INPUT_SCORES:,} scores: the in-memory report may take minutes and several "
+        "GB; --chunk-rows N reads the file N rows at a time in constant memory (the fixed-bin "
+        "metrics, accuracy, NLL, Brier, reliability tables; no recalibration, kernel columns "
+        "or p-value)"
+    )
 
 
 def _run_report(
@@ -182,20 +216,132 @@ def _streamed_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _streamed_figures(doc: dict[str, Any]) -> tuple[dict[str, bytes], str | None]:
+    """The reliability diagram of every streamed file, drawn from its per-bin totals
+    (``figures/<model>__reliability.png`` -> PNG), or why there is none."""
+    from ..report import _slug
+    from .streaming import reliability_png
+
+    figures: dict[str, bytes] = {}
+    try:
+        for row in doc["rows"]:
+            name = str(row["model"])
+            bins = doc["reliability"][name]
+            figures[f"figures/{_slug(name)}__reliability.png"] = reliability_png(
+                bins, f"{name} (streamed)", row.get("ece")
+            )
+    except ImportError as exc:  # matplotlib is optional
+        return {}, f"No reliability diagram: {exc}."
+    return figures, None
+
+
+def _streamed_html(doc: dict[str, Any], figures: dict[str, bytes], why_none: str | None) -> str:
+    """The streamed report as one self-contained HTML page: the table (the Markdown's
+    numbers), a reliability diagram per file from its per-bin totals, the reliability
+    tables (collapsed) and the notes."""
+    import base64
+    import html
+
+    from ..report import _CSS, _slug
+
+    def f(v: Any) -> str:
+        return "n/a" if v is None else str(v) if isinstance(v, int) else f"{v:.4f}"
+
+    esc = html.escape
+    head = "".join(f"<th>{esc(h)}</th>" for h in ["model", "n", *(h for _, h in _STREAM_COLUMNS)])
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{esc(c)}</td>"
+            for c in [str(r["model"]), str(r["n"])] + [f(r[k]) for k, _ in _STREAM_COLUMNS]
+        )
+        + "</tr>"
+        for r in doc["rows"]
+    )
+    parts = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(doc['title'])}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{esc(doc['title'])}</h1>",
+        "<ul>" + "".join(f"<li>Source: {esc(s)}</li>" for s in doc["sources"]) + "</ul>",
+        f'<h2>Table</h2><table class="calipers-report"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table>",
+    ]
+    cells = []
+    for r in doc["rows"]:
+        name = str(r["model"])
+        png = figures.get(f"figures/{_slug(name)}__reliability.png")
+        if png is None:
+            continue
+        b64 = base64.b64encode(png).decode("ascii")
+        cap = f"{name}: reliability diagram from the streamed per-bin totals"
+        cells.append(
+            f'<figure><img alt="{esc(cap)}" src="data:image/png;base64,{b64}">'
+            f"<figcaption>{esc(cap)}</figcaption></figure>"
+        )
+    if cells:
+        cols = f"grid-template-columns:repeat({min(len(cells), 3)},minmax(0,1fr))"
+        parts.append(
+            f'<h2>Figures</h2><div class="figure-grid" style="{cols}">{"".join(cells)}</div>'
+        )
+    elif why_none is not None:
+        parts.append(f"<p>{esc(why_none)}</p>")
+    for name, bins in doc["reliability"].items():
+        rows = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{esc(c)}</td>"
+                for c in (
+                    str(b["slice"]),
+                    str(b["bin"]),
+                    f"({b['lower']:.3g}, {b['upper']:.3g}]",
+                    str(b["count"]),
+                    f"{b['mean_score']:.4f}",
+                    f"{b['observed']:.4f}",
+                    f"{b['gap']:+.4f}",
+                    f"[{b['ci_lower']:.4f}, {b['ci_upper']:.4f}]",
+                )
+            )
+            + "</tr>"
+            for b in bins
+        )
+        heads = ("slice", "bin", "range", "n", "mean score", "observed", "gap", "95% interval")
+        parts.append(
+            f"<details><summary>Reliability table: {esc(name)}</summary>"
+            '<table class="calipers-report"><thead><tr>'
+            + "".join(f"<th>{h}</th>" for h in heads)
+            + f"</tr></thead><tbody>{rows}</tbody></table></details>"
+        )
+    parts.append(
+        "<details><summary>Notes</summary><ul>"
+        + "".join(f"<li>{esc(n)}</li>" for n in doc["notes"])
+        + "</ul></details></body></html>\n"
+    )
+    return "".join(parts)
+
+
 def _cmd_report_streamed(args: argparse.Namespace, chunk_rows: int | None) -> int:
     import json
 
     fmt = args.format or "markdown"
-    if fmt not in ("markdown", "json"):
+    if fmt not in ("markdown", "json", "html"):
         raise CalibrationInputError(
-            f"a streamed report (--chunk-rows, --scheduler/--workers, or a file above 2 GiB) is printed as markdown "
-            f"or json, not {fmt}"
+            "a streamed report (--chunk-rows, --scheduler/--workers, or a file above 2 GiB) is "
+            f"printed as markdown, json or html, not {fmt}"
         )
     doc = _streamed_report(args, chunk_rows)
     for line in doc["sources"]:
         _info(f"source: {line}")
-    texts = {"report.md": _streamed_markdown(doc), "report.json": json.dumps(doc, indent=2) + "\n"}
-    _emit(texts["report.md" if fmt == "markdown" else "report.json"])
+    texts: dict[str, str | bytes] = {
+        "report.md": _streamed_markdown(doc),
+        "report.json": json.dumps(doc, indent=2) + "\n",
+    }
+    if fmt == "html" or args.out is not None:
+        figures, why_none = _streamed_figures(doc)
+        texts["report.html"] = _streamed_html(doc, figures, why_none)
+        if args.out is not None:
+            texts.update(figures)
+    key = {"markdown": "report.md", "json": "report.json", "html": "report.html"}[fmt]
+    _emit(str(texts[key]))
     if args.out is not None:
         from ..output import write_folder_atomic
 
@@ -221,6 +367,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if any(s is not None for s in sizes):
         return _cmd_report_streamed(args, args.chunk_rows)
     models, sources = _file_models(args)
+    hint = _large_input_hint(models)
+    if hint is not None:
+        _info(hint)
     if args.calibration and len(args.calibration) != len(models):
         raise CalibrationInputError(
             f"--calibration needs one file per prediction file ({len(models)}); "
@@ -326,8 +475,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="read each file N rows at a time, in constant memory (files above 2 GiB: in "
         "chunks of 1048576 rows without it); the streamed report holds the fixed-bin metrics, "
-        "accuracy, NLL, Brier and reliability tables, and says what it leaves out "
-        "(recalibration, kernel columns, p-value, intervals)",
+        "accuracy, NLL, Brier and reliability tables (Markdown, JSON or HTML with a reliability "
+        "diagram), and says what it leaves out (recalibration, kernel columns, p-value, "
+        "intervals). An in-memory report of 10^7 scores (rows x classes) or more says so "
+        "on stderr",
     )
     rep.add_argument(
         "--format",

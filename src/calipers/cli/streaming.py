@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -346,3 +347,122 @@ def is_infinite_nll(model: StreamedModel) -> bool:
     """True when the streamed NLL is infinite."""
     v = model.value("nll")
     return v is not None and math.isinf(v)
+
+
+def reliability_png(bins: Sequence[dict], title: str, ece: float | None = None) -> bytes:
+    """:func:`reliability_figure` as PNG bytes (150 dpi)."""
+    import io
+
+    from ..diagrams._style import require_matplotlib
+
+    plt = require_matplotlib()
+    fig = reliability_figure(bins, title, ece)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=150)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def reliability_figure(bins: Sequence[dict], title: str, ece: float | None = None) -> Any:
+    """A reliability diagram drawn from per-bin totals alone (a matplotlib Figure).
+
+    ``bins`` are the rows of :meth:`calipers.CalibrationState.reliability_table` (one
+    lens slice; ``lower``, ``upper``, ``count``, ``mean_score``, ``observed``,
+    ``ci_lower``, ``ci_upper``): what a streamed file leaves once every chunk is added,
+    so no row is needed. As :func:`calipers.reliability_diagram` draws it (Guo et al.
+    2017, Fig. 1): a bar per non-empty bin as high as its observed frequency, a hatched
+    box between that and the bin's mean score (the gap whose weighted mean is the ECE,
+    Kirchenbauer, Oaks & Heim (2022) eq. 3), the bin's 95 % Wilson interval, the diagonal
+    and, below, the number of rows per bin. Needs matplotlib.
+    """
+    from ..diagrams._style import (
+        BAR_COLOR,
+        GAP_COLOR,
+        HIST_COLOR,
+        IDEAL_COLOR,
+        new_figure,
+        rc_context,
+        style_axes,
+    )
+
+    top = not bins or str(bins[0]["slice"]) == "top-label"
+    xname, yname = (
+        ("Confidence", "Accuracy") if top else ("Predicted probability", "Observed frequency")
+    )
+    lo = np.array([b["lower"] for b in bins], dtype=np.float64)
+    hi = np.array([b["upper"] for b in bins], dtype=np.float64)
+    obs = np.array([b["observed"] for b in bins], dtype=np.float64)
+    conf = np.array([b["mean_score"] for b in bins], dtype=np.float64)
+    count = np.array([b["count"] for b in bins], dtype=np.float64)
+    cil = np.array([b["ci_lower"] for b in bins], dtype=np.float64)
+    cih = np.array([b["ci_upper"] for b in bins], dtype=np.float64)
+    with rc_context():
+        fig = new_figure(3.5, 4.2)
+        ax, axh = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1])
+        ax.bar(
+            lo,
+            obs,
+            width=hi - lo,
+            align="edge",
+            color=BAR_COLOR,
+            edgecolor="white",
+            linewidth=0.4,
+            label=yname,
+            zorder=2,
+        )
+        ax.bar(
+            lo,
+            np.abs(conf - obs),
+            bottom=np.minimum(conf, obs),
+            width=hi - lo,
+            align="edge",
+            facecolor=(0.84, 0.37, 0.0, 0.25),
+            edgecolor=GAP_COLOR,
+            hatch="////",
+            linewidth=0.6,
+            label="Gap",
+            zorder=3,
+        )
+        mid = (lo + hi) / 2
+        ax.errorbar(
+            mid,
+            obs,
+            yerr=[obs - cil, cih - obs],
+            fmt="none",
+            ecolor="#222222",
+            elinewidth=0.8,
+            capsize=1.5,
+            label="95% Wilson interval",
+            zorder=4,
+        )
+        ax.plot([0, 1], [0, 1], ls="--", color=IDEAL_COLOR, lw=1.0, label="Perfect calibration")
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(0.0, 1.0)
+        ax.set_ylabel(yname)
+        ax.set_title(title)
+        ax.legend(loc="upper left", fontsize=7)
+        if ece is not None and math.isfinite(ece):
+            ax.text(
+                0.97,
+                0.04,
+                f"ECE = {100 * ece:.2f}%",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=8,
+                bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "#CCCCCC"},
+            )
+        axh.bar(
+            lo,
+            count,
+            width=hi - lo,
+            align="edge",
+            color=HIST_COLOR,
+            edgecolor="white",
+            linewidth=0.4,
+        )
+        axh.set_xlabel(xname)
+        axh.set_ylabel("Rows")
+        for a in (ax, axh):
+            style_axes(a)
+    return fig
