@@ -47,6 +47,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "sphinxcontrib.bibtex",
     "citations",  # docs/_ext/citations.py: "Guo et al. 2017" -> the bibliography
+    "sourcelinks",  # docs/_ext/sourcelinks.py: each [source] link on its def/class line
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -1,4 +1,7 @@
-"""Reproduce the mean-replacement (MRR) experiment of Chidambaram & Ge (2024).
+"""Mean replacement recalibration, Chidambaram & Ge (2024), Tables 1-6
+===================================================================
+
+Reproduce the mean-replacement (MRR) experiment of Chidambaram & Ge (2024).
 
 What it reproduces
 ------------------

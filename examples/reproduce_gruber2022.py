@@ -1,4 +1,7 @@
-"""Reproduce Gruber & Buettner (2022), Fig. 2 and the RBS experiments on real logits, with calipers.
+"""Calibration estimators and the RBS, Gruber & Buettner (2022), Fig. 2
+====================================================================
+
+Reproduce Gruber & Buettner (2022), Fig. 2 and the RBS experiments on real logits, with calipers.
 
 What it reproduces
 ------------------

@@ -1,4 +1,7 @@
-"""Reproduce the variance-regression experiment of Gruber & Buettner (2022, App. G.5.2, Fig. 9).
+"""Variance regression on modified Friedman 1, Gruber & Buettner (2022), Fig. 9
+============================================================================
+
+Reproduce the variance-regression experiment of Gruber & Buettner (2022, App. G.5.2, Fig. 9).
 
 What it reproduces
 ------------------
@@ -148,24 +151,24 @@ def run_seed(seed: int, iterations: int, every: int) -> dict:
         if it % every == 0 or it == iterations:
             mu_v, var_v = predict(xv)
             mu_t, var_t = predict(xe)
-            rc = VariancePlattScaling().fit(mu_v, var_v, targets=y_va)
-            var_t_c = rc.predict_variance(mu_t, var_t)
-            var_v_c = rc.predict_variance(mu_v, var_v)
+            rc = VariancePlattScaling().fit(mu_v, variance=var_v, targets=y_va)
+            var_t_c = rc.predict_variance(mu_t, variance=var_t)
+            var_v_c = rc.predict_variance(mu_v, variance=var_v)
             rec["iteration"].append(it)
             rec["w"].append(rc.weight_)
             rec["b"].append(rc.bias_)
-            rec["dss"].append(dawid_sebastiani(mu_t, var_t, targets=y_te))
-            rec["dss_recal"].append(dawid_sebastiani(mu_t, var_t_c, targets=y_te))
-            rec["skce"].append(gaussian_skce(mu_t, var_t, y_te))
-            rec["skce_recal"].append(gaussian_skce(mu_t, var_t_c, y_te))
+            rec["dss"].append(dawid_sebastiani(mu_t, variance=var_t, targets=y_te))
+            rec["dss_recal"].append(dawid_sebastiani(mu_t, variance=var_t_c, targets=y_te))
+            rec["skce"].append(gaussian_skce(mu_t, variance=var_t, targets=y_te))
+            rec["skce_recal"].append(gaussian_skce(mu_t, variance=var_t_c, targets=y_te))
             rec["avg_var"].append(float(var_t.mean()))
             rec["avg_var_recal"].append(float(var_t_c.mean()))
             rec["mse"].append(float(((y_te - mu_t) ** 2).mean()))
-            rec["val_dss"].append(dawid_sebastiani(mu_v, var_v, targets=y_va))
-            rec["val_dss_recal"].append(dawid_sebastiani(mu_v, var_v_c, targets=y_va))
+            rec["val_dss"].append(dawid_sebastiani(mu_v, variance=var_v, targets=y_va))
+            rec["val_dss_recal"].append(dawid_sebastiani(mu_v, variance=var_v_c, targets=y_va))
             if it in TABLE_ITERATIONS:
-                before = variance_calibration(mu_t, var_t, targets=y_te)
-                after = variance_calibration(mu_t, var_t_c, targets=y_te)
+                before = variance_calibration(mu_t, variance=var_t, targets=y_te)
+                after = variance_calibration(mu_t, variance=var_t_c, targets=y_te)
                 tables[it] = {
                     "mse": before.mse,
                     "avg_var": before.avg_var,

@@ -1,4 +1,7 @@
-"""Reproduce the lens, Likert and bin-granularity experiments of Kirchenbauer, Oaks & Heim (2022).
+"""Lenses, Likert intervals and bin granularity, Kirchenbauer, Oaks & Heim (2022)
+==============================================================================
+
+Reproduce the lens, Likert and bin-granularity experiments of Kirchenbauer, Oaks & Heim (2022).
 
 What it reproduces
 ------------------

@@ -1,4 +1,7 @@
-"""Reproduce the label-noise experiment of Nixon et al. (2019), Fig. 1, on scikit-learn's digits.
+"""Label noise, ECE, ACE and TACE, Nixon et al. (2019), Fig. 1
+===========================================================
+
+Reproduce the label-noise experiment of Nixon et al. (2019), Fig. 1, on scikit-learn's digits.
 
 What it reproduces
 ------------------

@@ -1,4 +1,7 @@
-"""Reproduce Popordanoska et al. (2024), §7.1 (Fig. 2) and §7.3 (Fig. 3), with calipers.
+"""Dirichlet-kernel calibration errors, Popordanoska et al. (2024), Figs. 2 and 3
+==============================================================================
+
+Reproduce Popordanoska et al. (2024), §7.1 (Fig. 2) and §7.3 (Fig. 3), with calipers.
 
 What it reproduces
 ------------------

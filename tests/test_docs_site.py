@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import pkgutil
@@ -60,6 +61,20 @@ def _load_citations() -> ModuleType:
 
 
 citations = _load_citations()
+
+
+def _load_sourcelinks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "calipers_docs_sourcelinks", DOCS / "_ext" / "sourcelinks.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sourcelinks = _load_sourcelinks()
 
 
 @pytest.fixture(scope="module")
@@ -458,6 +473,130 @@ def test_the_static_reading_agrees_with_the_import() -> None:
         assert {n for n in defined if not n.startswith("_")} <= set(dir(mod))
 
 
+def _defines_line(path: Path, line: int, name: str) -> bool:
+    text = path.read_text(encoding="utf-8").splitlines()[line - 1]
+    return re.match(rf"\s*(async\s+)?(def|class)\s+{re.escape(name)}\b", text) is not None
+
+
+def _source_targets() -> Iterator[tuple[str, str]]:
+    """(module, name) of every public function and class, and of their own methods."""
+    for mod in _public_modules():
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(inspect.unwrap(obj))):
+                continue
+            yield mod.__name__, name
+            if inspect.isclass(obj):
+                for attr, member in vars(obj).items():
+                    member = getattr(member, "__func__", member)
+                    if inspect.isfunction(member) and not attr.startswith("_"):
+                        if member.__qualname__ == f"{obj.__qualname__}.{attr}":
+                            yield mod.__name__, f"{name}.{attr}"
+
+
+def test_source_links_land_on_the_definition_line() -> None:
+    """What docs/_ext/sourcelinks.py gives viewcode: for every public function and
+    class (and the methods a public class defines), the module that defines it and a
+    first line holding its ``def name``/``class name``, decorators and a ``__module__``
+    changed for display notwithstanding."""
+    wrong, checked = [], 0
+    for modname, fullname in _source_targets():
+        obj = sourcelinks.resolve(modname, fullname.split(".")[0])
+        if getattr(obj, "__qualname__", fullname.split(".")[0]) != fullname.split(".")[0]:
+            continue  # a public alias of an object with another name (its own entry links)
+        where = sourcelinks.defining_module(modname, fullname)
+        if where is None:
+            wrong.append(f"{modname}.{fullname}: no defining module")
+            continue
+        spec = importlib.util.find_spec(where)
+        assert spec is not None and spec.origin is not None
+        tags = sourcelinks.definitions(Path(spec.origin).read_text(encoding="utf-8"))
+        if fullname not in tags:
+            wrong.append(f"{modname}.{fullname}: not defined in {where}")
+            continue
+        _, first, last = tags[fullname]
+        if not _defines_line(Path(spec.origin), first, fullname.split(".")[-1]):
+            wrong.append(f"{modname}.{fullname}: {where} line {first}")
+        checked += 1
+    for module in _unimportable_modules():  # read from the source alone
+        spec = importlib.util.find_spec(module)
+        assert spec is not None and spec.origin is not None
+        tags = sourcelinks.definitions(Path(spec.origin).read_text(encoding="utf-8"))
+        for name in _static_names(module)[0]:
+            if name in tags and not _defines_line(Path(spec.origin), tags[name][1], name):
+                wrong.append(f"{module}.{name}: line {tags[name][1]}")
+            checked += 1
+    assert checked > 250
+    assert not wrong, "source links off their definition:\n" + "\n".join(wrong)
+
+
+def test_source_link_definitions_skip_decorators_and_keep_the_last_overload() -> None:
+    source = (
+        "import typing\n"  # 1
+        "@typing.overload\n"  # 2
+        "def f(x: int) -> int: ...\n"  # 3
+        "def f(x):\n"  # 4
+        "    return x\n"  # 5
+        "@dataclass(\n"  # 6
+        "    frozen=True,\n"  # 7
+        ")\n"  # 8
+        "class C:\n"  # 9
+        "    @classmethod\n"  # 10
+        "    def make(cls):\n"  # 11
+        "        def inner(): pass\n"  # 12
+        "if TYPE_CHECKING:\n"  # 13
+        "    def g(): pass\n"  # 14
+    )
+    tags = sourcelinks.definitions(source)
+    assert tags == {
+        "f": ("def", 4, 5),
+        "C": ("class", 9, 12),
+        "C.make": ("def", 11, 12),
+        "g": ("def", 14, 14),
+    }
+
+
+def test_source_links_follow_the_defining_module_not_dunder_module() -> None:
+    import calipers.io
+
+    # calipers.io's public names say "calipers.io" but live in its submodules
+    assert calipers.io.read_predictions.__module__ == "calipers.io"
+    assert sourcelinks.defining_module("calipers.io", "read_predictions") == "calipers.io.read"
+    where = sourcelinks.defining_module("calipers.io", "PredictionFile.check")
+    assert where is not None and where != "calipers.io"
+    # a decorated function: the decorator's module is not the answer
+    assert sourcelinks.defining_module("calipers", "ece") == "calipers.metrics"
+    assert sourcelinks.defining_module("calipers", "TemperatureScaling") == (
+        "calipers.recalibration.temperature_scaling"
+    )
+
+
+def _gallery_title(script: Path) -> str:
+    """The page title sphinx-gallery gives a script: its docstring's first section title."""
+    doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")), clean=False) or ""
+    lines = doc.strip("\n").splitlines()
+    for above, below in zip(lines, lines[1:], strict=False):
+        if above.strip() and len(set(below.strip())) == 1 and len(below.strip()) >= len(above):
+            if below.strip()[0] in "=-~^*+#":
+                return above.strip()
+    return ""
+
+
+def test_every_gallery_page_has_its_own_title() -> None:
+    """Each script of examples/ (rendered as a gallery page, run or not) starts with an
+    underlined title of its own, not a section heading shared by several scripts."""
+    scripts = sorted((ROOT / "examples").glob("*.py"))
+    assert len(scripts) >= 14
+    titles = {script.name: _gallery_title(script) for script in scripts}
+    for name, title in titles.items():
+        doc = ast.get_docstring(ast.parse((ROOT / "examples" / name).read_text("utf-8")))
+        first, underline = (doc or "\n").splitlines()[:2]
+        assert title == first and set(underline) == {"="}, f"{name}: no '=' title first"
+        assert title != "What it reproduces", name
+    duplicated = {t for t in titles.values() if list(titles.values()).count(t) > 1}
+    assert not duplicated, f"gallery pages sharing a title: {duplicated}"
+
+
 def test_not_api_modules_exist() -> None:
     present = {info.name for info in pkgutil.iter_modules(calipers.__path__)}
     assert set(NOT_API) <= present | {"__main__"}
@@ -679,3 +818,35 @@ def test_every_citation_link_has_its_entry(site: Path) -> None:
         )
     assert linked, "no citation links in the built site"
     assert linked <= ids, f"links to missing entries: {sorted(linked - ids)}"
+
+
+def test_every_source_link_lands_on_its_definition(site: Path) -> None:
+    """In the built site, each "[source]" link of an API page opens its module's page at
+    a block whose first line of code is the object's ``def name``/``class name``."""
+    import html as html_module
+
+    wrong, links = [], 0
+    for page in sorted((site / "api" / "generated").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        for m in re.finditer(r'<dt class="sig sig-object py" id="([^"]+)">(.*?)</dt>', text, re.S):
+            obj, signature = m.groups()
+            link = re.search(
+                r'href="([^"]*_modules/[^"#]+)#([^"]+)"><span class="viewcode-link">', signature
+            )
+            if not link:
+                continue
+            links += 1
+            target, anchor = link.groups()
+            source = (page.parent / target).resolve().read_text(encoding="utf-8")
+            start = source.find(f'<div class="viewcode-block" id="{anchor}">')
+            if start < 0:
+                wrong.append(f"{obj}: no block {anchor} in {target}")
+                continue
+            block = source[start:].split("[docs]</a>", 1)[1]
+            lines = [html_module.unescape(re.sub(r"<[^>]+>", "", x)) for x in block.split("\n")]
+            first = next(x for x in lines if x.strip())
+            name = anchor.rsplit(".", 1)[-1]
+            if not re.match(rf"\s*(async\s+)?(def|class)\s+{re.escape(name)}\b", first):
+                wrong.append(f"{obj}: {target.rsplit('_modules/', 1)[-1]}: {first.strip()!r}")
+    assert links > 250
+    assert not wrong, "[source] links off their definition:\n" + "\n".join(wrong)
