@@ -50,7 +50,9 @@ def test_nll_matches_scipy_logpdf() -> None:
     mu, sd, y = (np.array(c) for c in zip(*CASES, strict=True))
     expected = -stats.norm.logpdf(y, loc=mu, scale=sd)
     np.testing.assert_allclose(gaussian_nll_per_row(mu, std=sd, targets=y), expected, rtol=1e-12)
-    np.testing.assert_allclose(gaussian_nll_per_row(mu, sd**2, targets=y), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        gaussian_nll_per_row(mu, variance=sd**2, targets=y), expected, rtol=1e-12
+    )
     assert gaussian_nll(mu, std=sd, targets=y) == pytest.approx(expected.mean(), rel=1e-12)
     w = np.array([1.0, 0.0, 2.0, 0.5, 3.0])
     assert gaussian_nll(mu, std=sd, targets=y, sample_weight=w) == pytest.approx(
@@ -70,9 +72,11 @@ def test_weight_two_equals_repeated_row() -> None:
 
 def test_dawid_sebastiani_by_hand() -> None:
     # log(4) + (3 - 1)^2 / 4 = log 4 + 1 ; log(0.25) + (0.5)^2 / 0.25 = -log 4 + 1
-    s = dawid_sebastiani_per_row([1.0, 0.0], [4.0, 0.25], targets=[3.0, 0.5])
+    s = dawid_sebastiani_per_row([1.0, 0.0], variance=[4.0, 0.25], targets=[3.0, 0.5])
     np.testing.assert_allclose(s, [math.log(4.0) + 1.0, -math.log(4.0) + 1.0], rtol=1e-14)
-    assert dawid_sebastiani([1.0, 0.0], [4.0, 0.25], targets=[3.0, 0.5]) == pytest.approx(1.0)
+    assert dawid_sebastiani([1.0, 0.0], variance=[4.0, 0.25], targets=[3.0, 0.5]) == pytest.approx(
+        1.0
+    )
     # no factor 1/2, no constant: DSS = 2 * NLL - log(2 pi)
     mu, sd, y = _model(50, seed=2)
     np.testing.assert_allclose(
@@ -177,7 +181,7 @@ def test_coverage_too_low_when_std_halved() -> None:
 def test_coverage_weighted_by_hand() -> None:
     q = quantile_calibration(
         [0.0, 0.0, 0.0],
-        [1.0, 1.0, 1.0],
+        variance=[1.0, 1.0, 1.0],
         targets=[0.1, 3.0, -0.2],
         sample_weight=[1, 2, 1],
         levels=[0.5],
@@ -253,7 +257,10 @@ def test_check_gaussian_form_and_passthrough() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"mean": [0.0], "targets": [0.0]}, "exactly one of variance and std; got neither"),
+        (
+            {"mean": [0.0], "targets": [0.0]},
+            r"exactly one of variance= .* and std= .*; got neither",
+        ),
         ({"mean": [0.0], "variance": [1.0], "std": [1.0], "targets": [0.0]}, "got both"),
         ({"mean": [0.0], "variance": [1.0]}, "targets is required"),
         ({"mean": [], "variance": [], "targets": []}, "mean has no rows"),
@@ -316,25 +323,156 @@ def test_bad_input_errors(kwargs: dict, message: str) -> None:
 
 
 def test_bad_options() -> None:
-    args = ([0.0, 1.0], [1.0, 1.0])
+    args = ([0.0, 1.0],)
+    spread = {"variance": [1.0, 1.0]}
     with pytest.raises(CalibrationInputError, match="n_bins"):
-        pit_histogram(*args, targets=[0.0, 0.0], n_bins=0)
+        pit_histogram(*args, **spread, targets=[0.0, 0.0], n_bins=0)
     with pytest.raises(CalibrationInputError, match="n_bins"):
-        variance_calibration(*args, targets=[0.0, 0.0], n_bins=3)
+        variance_calibration(*args, **spread, targets=[0.0, 0.0], n_bins=3)
     with pytest.raises(CalibrationInputError, match="strictly between 0 and 1; entry 1 is 1.0"):
-        quantile_calibration(*args, targets=[0.0, 0.0], levels=[0.5, 1.0])
+        quantile_calibration(*args, **spread, targets=[0.0, 0.0], levels=[0.5, 1.0])
     with pytest.raises(CalibrationInputError, match="non-empty 1-D"):
-        quantile_calibration(*args, targets=[0.0, 0.0], levels=[])
+        quantile_calibration(*args, **spread, targets=[0.0, 0.0], levels=[])
 
 
 def test_torch_input() -> None:
     torch = pytest.importorskip("torch")
     mu, sd, y = _model(50, seed=15)
     t = [torch.tensor(a, dtype=torch.float32) for a in (mu, sd**2, y)]
-    got = gaussian_nll(t[0], t[1], targets=t[2])
+    got = gaussian_nll(t[0], variance=t[1], targets=t[2])
     m32, v32, y32 = (a.numpy().astype(np.float64) for a in t)
     assert got == pytest.approx(-stats.norm.logpdf(y32, m32, np.sqrt(v32)).mean(), rel=1e-12)
     loss = torch.nn.GaussianNLLLoss(full=True, eps=0.0)
     assert got == pytest.approx(float(loss(t[0].double(), t[2].double(), t[1].double())), rel=1e-10)
     G = check_gaussian(t[0], std=torch.sqrt(t[1]).requires_grad_(), targets=t[2])
     assert isinstance(G.variance, np.ndarray) and G.variance.dtype == np.float64
+
+
+# ----------------------------------------------------------------- the spread is named
+
+
+def _sklearn_predictions(model_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Held-out (mean, std, y) of a scikit-learn model's ``predict(X, return_std=True)``."""
+    pytest.importorskip("sklearn")
+    from sklearn.datasets import load_diabetes
+    from sklearn.linear_model import BayesianRidge
+
+    X, y = load_diabetes(return_X_y=True)
+    idx = np.random.default_rng(0).permutation(len(y))
+    tr, te = idx[:300], idx[300:]
+    if model_name == "BayesianRidge":
+        model = BayesianRidge().fit(X[tr], y[tr])
+    else:
+        from sklearn.gaussian_process import GaussianProcessRegressor
+        from sklearn.gaussian_process.kernels import RBF, WhiteKernel
+
+        kernel = 1.0 * RBF(length_scale=1.0) + WhiteKernel(noise_level=1.0)
+        model = GaussianProcessRegressor(kernel=kernel, normalize_y=True, random_state=0)
+        model.fit(X[tr], y[tr])
+    mu, sd = model.predict(X[te], return_std=True)
+    return mu, sd, y[te]
+
+
+@pytest.mark.parametrize("model_name", ["BayesianRidge", "GaussianProcessRegressor"])
+def test_sklearn_return_std_gives_the_right_scores(model_name: str) -> None:
+    """scikit-learn's ``predict(X, return_std=True)`` passed as ``std=`` gives the NLL of
+    scipy's normal log-density (by hand), in the scores, the report and VarianceScaling."""
+    from calipers.recalibration import VarianceScaling
+    from calipers.regression_report import regression_report
+
+    mu, sd, y = _sklearn_predictions(model_name)
+    by_hand = float(np.mean(-stats.norm.logpdf(y, loc=mu, scale=sd)))
+    assert gaussian_nll(mu, std=sd, targets=y) == pytest.approx(by_hand, rel=1e-12)
+    assert gaussian_nll(mu, variance=sd**2, targets=y) == pytest.approx(by_hand, rel=1e-12)
+    rep = regression_report({"m": {"mean": mu, "std": sd, "targets": y}}, skce=False)
+    assert rep.row("m").metrics["nll"] == pytest.approx(by_hand, rel=1e-12)
+    scale = float(np.mean(((y - mu) / sd) ** 2))  # the closed-form NLL minimiser
+    assert VarianceScaling().fit(mu, std=sd, targets=y).scale_ == pytest.approx(scale, rel=1e-12)
+    assert 0.5 < scale < 2.0  # the models are roughly calibrated: a std read as a
+    # variance would give a scale near mean((y - mu)^2 / sd) instead, in the tens
+
+
+def _positional_calls() -> list:
+    """Every public entry point of Gaussian predictions, called the old way (spread second)."""
+    from calipers import diagrams
+    from calipers.recalibration import (
+        QuantileRecalibration,
+        VariancePlattScaling,
+        VarianceScaling,
+    )
+    from calipers.regression import (
+        crps_decomposition,
+        gaussian_score_decomposition,
+        interval_coverage_error,
+        quantile_calibration_curve,
+        quantile_calibration_error,
+    )
+    from calipers.regression_skce import gaussian_skce, gaussian_skce_test
+
+    funcs = [
+        check_gaussian,
+        gaussian_nll,
+        gaussian_nll_per_row,
+        dawid_sebastiani,
+        dawid_sebastiani_per_row,
+        crps_gaussian,
+        crps_gaussian_per_row,
+        pit_values,
+        pit_histogram,
+        quantile_calibration,
+        interval_coverage_error,
+        quantile_calibration_curve,
+        quantile_calibration_error,
+        variance_calibration,
+        crps_decomposition,
+        gaussian_score_decomposition,
+        diagrams.pit_histogram_diagram,
+        diagrams.quantile_reliability_diagram,
+        diagrams.variance_error_diagram,
+    ]
+    mu, sd, y = np.zeros(20), np.ones(20), np.linspace(-2.0, 2.0, 20)
+    calls = [pytest.param(f, (mu, sd), {"targets": y}, id=f.__name__) for f in funcs]
+    calls += [
+        pytest.param(f, (mu, sd, y), {}, id=f.__name__ + "_3")
+        for f in (gaussian_skce, gaussian_skce_test)
+    ]
+    for cls in (VarianceScaling, VariancePlattScaling, QuantileRecalibration):
+        calls.append(pytest.param(cls().fit, (mu, sd), {"targets": y}, id=cls.__name__ + ".fit"))
+        fitted = cls().fit(mu, variance=sd, targets=y)
+        for name, kw in (
+            ("predict_cdf", {"targets": y}),
+            ("predict_quantile", {}),
+            ("predict_interval", {}),
+            ("scores", {"targets": y}),
+            ("improvement", {"targets": y}),
+            ("scores_per_row", {"targets": y}),
+            ("predict_variance", {}),
+        ):
+            if hasattr(fitted, name):
+                calls.append(
+                    pytest.param(getattr(fitted, name), (mu, sd), kw, id=f"{cls.__name__}.{name}")
+                )
+    return calls
+
+
+@pytest.mark.parametrize(("func", "args", "kwargs"), _positional_calls())
+def test_a_positional_spread_is_refused_with_what_to_write(func, args, kwargs) -> None:
+    """A spread passed second could be a variance or a std: every entry point refuses it
+    with a TypeError naming variance= and std=, before reading any number."""
+    with pytest.raises(TypeError) as err:
+        func(*args, **kwargs)
+    msg = str(err.value)
+    assert "variance=" in msg and "std=" in msg and "return_std=True" in msg
+    assert "only the means are positional" in msg
+
+
+def test_sklearn_std_passed_positionally_is_refused_not_misread() -> None:
+    """The mistake of the issue: gaussian_nll(mu, sd, targets=y) once read sd as a variance
+    (NLL 32.35 on the diabetes split of BayesianRidge, where the right value is 5.45)."""
+    mu, sd, y = _sklearn_predictions("BayesianRidge")
+    with pytest.raises(TypeError, match=r"gaussian_nll\(\) takes the predicted spread by name"):
+        gaussian_nll(mu, sd, targets=y)
+    from calipers.recalibration import VarianceScaling
+
+    with pytest.raises(TypeError, match=r"VarianceScaling\.fit\(\) takes the predicted spread"):
+        VarianceScaling().fit(mu, sd, targets=y)

@@ -151,16 +151,16 @@ def test_quantile_calibration_error_sees_a_shift_of_the_mean() -> None:
     rng = np.random.default_rng(8)
     mu = rng.normal(size=5000)
     y = rng.normal(mu, 1.0)
-    shifted = quantile_calibration_error(mu + 0.5, np.ones(5000), targets=y)
+    shifted = quantile_calibration_error(mu + 0.5, variance=np.ones(5000), targets=y)
     assert shifted > 0.1
     # the two-sided coverage cannot see a sign flip of the residuals, the one-sided can
     mirrored = 2 * mu - y  # same |y - mu|
     two_sided = cp.regression.quantile_calibration
-    assert two_sided(mu, np.full(5000, 0.25), targets=y).coverage.tolist() == (
-        two_sided(mu, np.full(5000, 0.25), targets=mirrored).coverage.tolist()
+    assert two_sided(mu, variance=np.full(5000, 0.25), targets=y).coverage.tolist() == (
+        two_sided(mu, variance=np.full(5000, 0.25), targets=mirrored).coverage.tolist()
     )
-    c_y = quantile_calibration_curve(mu, np.full(5000, 0.25), targets=y).observed
-    c_m = quantile_calibration_curve(mu, np.full(5000, 0.25), targets=mirrored).observed
+    c_y = quantile_calibration_curve(mu, variance=np.full(5000, 0.25), targets=y).observed
+    c_m = quantile_calibration_curve(mu, variance=np.full(5000, 0.25), targets=mirrored).observed
     assert not np.allclose(c_y, c_m)
 
 
@@ -179,14 +179,14 @@ def test_dss_calibration_term_matches_the_closed_form() -> None:
     s2 = rng.choice(s2s, size=n)
     a, b, c = 0.3, 1.2, 1.5
     y = rng.normal(a + b * mu, np.sqrt(c * s2))
-    d = gaussian_score_decomposition(mu, s2, targets=y, n_bins=None)
+    d = gaussian_score_decomposition(mu, variance=s2, targets=y, n_bins=None)
     A2 = np.mean([(a + (b - 1) * m) ** 2 / v for m in mus for v in s2s])  # equal-probability cells
     closed = A2 + c - 1 - math.log(c)
     assert d.n_groups == 6
     assert d.calibration == pytest.approx(closed, abs=0.02)
     # recalibrated score: E[log(c s^2)] + 1
     assert d.recalibrated_score == pytest.approx(math.log(c) + np.mean(np.log(s2s)) + 1, abs=0.02)
-    assert d.score == pytest.approx(dawid_sebastiani(mu, s2, targets=y), rel=1e-12)
+    assert d.score == pytest.approx(dawid_sebastiani(mu, variance=s2, targets=y), rel=1e-12)
     assert d.score == pytest.approx(d.uncertainty - d.sharpness + d.calibration, abs=1e-12)
     np.testing.assert_allclose(
         np.sort(d.group_variance_ratio), np.full(6, c), rtol=0.05
@@ -201,7 +201,9 @@ def test_dss_calibration_bias_is_about_two_groups_over_n() -> None:
         mu = rng.choice([0.0, 1.0, 2.0], size=n)
         s2 = rng.choice([1.0, 4.0], size=n)
         y = rng.normal(mu, np.sqrt(s2))  # calibrated
-        vals.append(gaussian_score_decomposition(mu, s2, targets=y, n_bins=None).calibration)
+        vals.append(
+            gaussian_score_decomposition(mu, variance=s2, targets=y, n_bins=None).calibration
+        )
     # 6 groups of about 100 rows: about 2 * 6 / 600 = 0.02 (slightly more: 2 / (n_g - 1))
     assert np.mean(vals) == pytest.approx(2 * 6 / n, rel=0.2)
 
@@ -259,63 +261,69 @@ def test_integer_weights_equal_repeated_rows() -> None:
     ("call", "match"),
     [
         (
-            lambda: quantile_calibration_error([0.0], [1.0], targets=[0.0], levels=[0.5, 1.0]),
+            lambda: quantile_calibration_error(
+                [0.0], variance=[1.0], targets=[0.0], levels=[0.5, 1.0]
+            ),
             "strictly between 0 and 1; entry 1",
         ),
         (
-            lambda: quantile_calibration_error([0.0], [1.0], targets=[0.0], levels=[0.5, 0.2]),
+            lambda: quantile_calibration_error(
+                [0.0], variance=[1.0], targets=[0.0], levels=[0.5, 0.2]
+            ),
             "strictly increasing",
         ),
         (
             lambda: quantile_calibration_error(
-                [0.0], [1.0], targets=[0.0], levels=[0.5], weights=[1.0, 2.0]
+                [0.0], variance=[1.0], targets=[0.0], levels=[0.5], weights=[1.0, 2.0]
             ),
             "one weight per level",
         ),
         (
             lambda: quantile_calibration_error(
-                [0.0], [1.0], targets=[0.0], levels=[0.5], weights=[-1.0]
+                [0.0], variance=[1.0], targets=[0.0], levels=[0.5], weights=[-1.0]
             ),
             "weights must be >= 0",
         ),
         (
             lambda: crps_decomposition(
-                [0.0, 1.0], [1.0, 1.0], targets=[0.0, 1.0], thresholds=[0.0, 0.0, 1.0]
+                [0.0, 1.0], variance=[1.0, 1.0], targets=[0.0, 1.0], thresholds=[0.0, 0.0, 1.0]
             ),
             "strictly increasing; entry 1",
         ),
         (
             lambda: crps_decomposition(
-                [0.0, 1.0], [1.0, 1.0], targets=[0.0, 1.0], thresholds=[0.0, np.nan]
+                [0.0, 1.0], variance=[1.0, 1.0], targets=[0.0, 1.0], thresholds=[0.0, np.nan]
             ),
             "finite; entry 1",
         ),
         (
-            lambda: crps_decomposition([0.0, 1.0], [1.0, 1.0], targets=[0.0, 1.0], n_bins=0),
+            lambda: crps_decomposition(
+                [0.0, 1.0], variance=[1.0, 1.0], targets=[0.0, 1.0], n_bins=0
+            ),
             "n_bins",
         ),
-        (lambda: crps_decomposition([0.0], [-1.0], targets=[0.0]), "variance must be > 0"),
+        (lambda: crps_decomposition([0.0], variance=[-1.0], targets=[0.0]), "variance must be > 0"),
         (
             lambda: gaussian_score_decomposition(
-                [0.0, 1.0], [1.0, 1.0], targets=[0.0, 1.0], n_bins=None
+                [0.0, 1.0], variance=[1.0, 1.0], targets=[0.0, 1.0], n_bins=None
             ),
             "use fewer bins",
         ),
         (
             lambda: gaussian_score_decomposition(
-                [0.0, 0.0], [1.0, 1.0], targets=[1.0, 1.0], n_bins=None
+                [0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 1.0], n_bins=None
             ),
             "zero variance",
         ),
         (
             lambda: gaussian_score_decomposition(
-                [0.0, 0.0], [1.0, 1.0], targets=[0.0, 1.0], score="crps"
+                [0.0, 0.0], variance=[1.0, 1.0], targets=[0.0, 1.0], score="crps"
             ),
             "score must be",
         ),
         (
             lambda: gaussian_score_decomposition(
-                [0.0, 0.0], [1.0, 1.0], targets=[0.0, 1.0], n_bins=(1, 2, 3)
+                [0.0, 0.0], variance=[1.0, 1.0], targets=[0.0, 1.0], n_bins=(1, 2, 3)
             ),
             "pair",
         ),

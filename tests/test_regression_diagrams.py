@@ -70,9 +70,9 @@ def test_pit_bars_are_the_histogram_of_the_normal_cdf():
 
 def test_pit_recalibrated_bars_and_weights():
     mu, sd, y = _data()
-    rc = ScalingStandIn().fit(mu, sd**2, targets=y)
+    rc = ScalingStandIn().fit(mu, variance=sd**2, targets=y)
     s = np.mean((y - mu) ** 2 / sd**2)
-    fig = pit_histogram_diagram(mu, sd**2, targets=y, recalibrator=rc, n_bins=5)
+    fig = pit_histogram_diagram(mu, variance=sd**2, targets=y, recalibrator=rc, n_bins=5)
     ax = fig.axes[0]
     after, _ = np.histogram(stats.norm.cdf((y - mu) / (sd * np.sqrt(s))), bins=5, range=(0, 1))
     np.testing.assert_allclose(
@@ -93,8 +93,10 @@ def test_pit_recalibrated_bars_and_weights():
 def test_quantile_coverage_by_hand_and_band():
     mu, sd, y = _data()
     levels = [0.2, 0.5, 0.8, 0.95]
-    rc = ScalingStandIn().fit(mu, sd**2, targets=y)
-    fig = quantile_reliability_diagram(mu, sd**2, targets=y, levels=levels, recalibrator=rc)
+    rc = ScalingStandIn().fit(mu, variance=sd**2, targets=y)
+    fig = quantile_reliability_diagram(
+        mu, variance=sd**2, targets=y, levels=levels, recalibrator=rc
+    )
     ax = fig.axes[0]
     absz = np.abs(y - mu) / sd
     cov = [np.mean(absz <= stats.norm.ppf((1 + p) / 2)) for p in levels]
@@ -116,7 +118,7 @@ def test_quantile_coverage_by_hand_and_band():
 def test_quantile_non_gaussian_recalibrator_uses_its_intervals():
     mu, sd, y = _data(scale=1.0)
     fig = quantile_reliability_diagram(
-        mu, sd**2, targets=y, levels=[0.5, 0.9], recalibrator=RemapStandIn()
+        mu, variance=sd**2, targets=y, levels=[0.5, 0.9], recalibrator=RemapStandIn()
     )
     ax = fig.axes[0]
     z = (y - mu) / sd
@@ -130,7 +132,7 @@ def test_quantile_non_gaussian_recalibrator_uses_its_intervals():
 
 def test_variance_error_bins_by_hand():
     mu, sd, y = _data(n=600)
-    rc = ScalingStandIn().fit(mu, sd**2, targets=y)
+    rc = ScalingStandIn().fit(mu, variance=sd**2, targets=y)
     fig = variance_error_diagram(mu, std=sd, targets=y, n_bins=15, recalibrator=rc)
     ax = fig.axes[0]
     order = np.argsort(sd**2, kind="stable")

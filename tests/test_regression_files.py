@@ -249,6 +249,73 @@ def test_pt_not_a_dict(tmp_path: Path) -> None:
     assert not is_regression_file(f)
 
 
+@pytest.mark.parametrize(
+    ("mean", "std", "target"),
+    [
+        (
+            "y_pred",
+            "y_std",
+            "y_true",
+        ),  # uncertainty-toolbox's get_all_metrics(y_pred, y_std, y_true)
+        ("y_mean", "y_std", "y"),  # scikit-learn: y_mean, y_std = gpr.predict(X, return_std=True)
+        ("mean", "stddev", "y"),  # netcal: (mean, stddev) and y
+        ("Y_PRED", "Y_STD", "Y_TEST"),
+    ],
+)
+def test_common_spellings_of_the_peers(tmp_path: Path, mean: str, std: str, target: str) -> None:
+    """The names other libraries give a mean, a standard deviation and a target are read
+    as regression predictions (the std as a std, never as a variance)."""
+    f = _csv(tmp_path / "peer.csv", [mean, std, target], [MU, SD, Y])
+    assert is_regression_file(f)
+    rf = read_regression_file(f)
+    np.testing.assert_array_equal(rf.mean, MU)
+    np.testing.assert_array_equal(rf.std, SD)
+    np.testing.assert_array_equal(rf.targets, Y)
+    assert rf.variance is None
+    assert f"std from '{std}'" in rf.note
+
+
+def test_uncertainty_toolbox_csv_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``calipers table`` on a y_pred,y_std,y_true file prints the regression table, with
+    the NLL of the standard deviations (closed form here), not a classification error."""
+    f = _csv(tmp_path / "gpr.csv", ["y_pred", "y_std", "y_true"], [MU, SD, Y])
+    code, out, err = run(["table", str(f), "--format", "json"], capsys)
+    assert code == 0, err
+    assert "regression predictions (mean, std, targets)" in err
+    row = json.loads(out)["models"][0]
+    assert row["nll"] == pytest.approx(_closed_form_nll(MU, SD, Y, np.ones(N)), rel=1e-12)
+
+
+def test_unrecognised_regression_file_names_the_regression_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file whose names are not recognised, with non-integer targets, is read as
+    classification; the error then says which regression names or keys to use."""
+    f = _csv(tmp_path / "odd.csv", ["estimate", "uncertainty", "y_true"], [MU, SD, Y])
+    assert not is_regression_file(f)
+    code, _, err = run(["table", str(f)], capsys)
+    assert code != 0
+    assert "is not a class index" in err
+    for name in ("y_pred", "y_std", "--mean-key", "--std-key", "--targets-key"):
+        assert name in err, name
+    # and the keys it names work
+    code, out, err = run(
+        ["table", str(f), "--mean-key", "estimate", "--std-key", "uncertainty", "--format", "json"],
+        capsys,
+    )
+    assert code == 0, err
+    row = json.loads(out)["models"][0]
+    assert row["nll"] == pytest.approx(_closed_form_nll(MU, SD, Y, np.ones(N)), rel=1e-12)
+    # an .npz archive with no recognised names says the same
+    g = _write(tmp_path / "odd.npz", {"estimate": MU, "uncertainty": SD, "obs": Y})
+    from calipers.io import read_predictions
+
+    with pytest.raises(PredictionFileError, match="regression predictions.*--mean-key"):
+        read_predictions(g)
+
+
 # ============================================================================ command line
 
 
@@ -264,7 +331,7 @@ def _expected(mu: np.ndarray, sd: np.ndarray, y: np.ndarray, w: np.ndarray | Non
         "dss": dawid_sebastiani(mu, std=sd, targets=y, sample_weight=w),
         "crps": crps_gaussian(mu, std=sd, targets=y, sample_weight=w),
         "pit_ks": pit_histogram(mu, std=sd, targets=y, sample_weight=w).ks_statistic,
-        "quantile_ce": quantile_calibration(
+        "interval_ce": quantile_calibration(
             mu, std=sd, targets=y, sample_weight=w
         ).mean_absolute_error,
         "ence": vc.ence,
@@ -292,7 +359,7 @@ def test_cli_table_matches_library(tmp_path: Path, capsys: pytest.CaptureFixture
         "dss",
         "crps",
         "pit_ks",
-        "quantile_ce",
+        "interval_ce",
         "ence",
         "mse_over_avg_var",
         "se_var_ratio",
@@ -319,7 +386,7 @@ def test_cli_text_markdown_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str
     code, out, _ = run(["table", str(a), "--format", "csv", "--bins", "4"], capsys)
     assert code == 0
     header, row = out.strip().splitlines()
-    assert header.startswith("model,n,nll,dss,crps,pit_ks,quantile_ce,ence")
+    assert header.startswith("model,n,nll,dss,crps,pit_ks,interval_ce,ence")
     ence = float(row.split(",")[header.split(",").index("ence")])
     assert ence == pytest.approx(variance_calibration(MU, std=SD, targets=Y, n_bins=4).ence)
 
@@ -374,7 +441,7 @@ def test_cli_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert f"{f}: regression predictions (mean, variance, targets): {N} rows" in err
     (row,) = json.loads(out)["rows"]
     assert row["model"] == "a" and row["n"] == N
-    crps = crps_gaussian(MU, SD**2, targets=Y)
+    crps = crps_gaussian(MU, variance=SD**2, targets=Y)
     assert row["metrics"]["crps"] == pytest.approx(crps, rel=1e-12)
     assert run(["report", str(f), "--chunk-rows", "5"], capsys)[0] == 3
 

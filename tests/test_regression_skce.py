@@ -62,6 +62,11 @@ def _data(n: int, seed: int, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray
     return mu, scale**2 * v, y
 
 
+def _named(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
+    """``_data``'s arrays as the keywords ``mean``, ``variance`` and ``targets``."""
+    return dict(zip(("mean", "variance", "targets"), data, strict=True))
+
+
 # ----------------------------------------------------------------- closed forms
 
 
@@ -112,7 +117,9 @@ def test_h_matches_direct_monte_carlo(pair: tuple[float, ...]) -> None:
     """n = 2: the unbiased estimate is h_12; the definition evaluated by Monte Carlo."""
     m1, v1, y1, m2, v2, y2 = pair
     ls, lp = 0.8, 1.3
-    got = gaussian_skce([m1, m2], [v1, v2], [y1, y2], length_scale=ls, prediction_length_scale=lp)
+    got = gaussian_skce(
+        [m1, m2], variance=[v1, v2], targets=[y1, y2], length_scale=ls, prediction_length_scale=lp
+    )
     rng = np.random.default_rng(11)
     N = 1_000_000
     z = rng.normal(m1, np.sqrt(v1), N)
@@ -149,7 +156,7 @@ def test_unbiased_matches_naive_double_loop(
             if i != j:
                 total += _h_naive(mu[i], v[i], y[i], mu[j], v[j], y[j], ls, lpp)
     want = total / (n * (n - 1))
-    got = gaussian_skce(mu, v, y, length_scale=ls, prediction_length_scale=lp)
+    got = gaussian_skce(mu, variance=v, targets=y, length_scale=ls, prediction_length_scale=lp)
     assert got == pytest.approx(want, rel=1e-7, abs=1e-12)
 
 
@@ -166,26 +173,26 @@ def test_block_matches_naive_definition(n: int, m: int) -> None:
             if i != j
         )
         values.append(s / (m * (m - 1)))
-    got = gaussian_skce(mu, v, y, estimator="block", block_size=m)
+    got = gaussian_skce(mu, variance=v, targets=y, estimator="block", block_size=m)
     assert got == pytest.approx(float(np.mean(values)), rel=1e-7, abs=1e-12)
     if m == n:  # one block of all rows is the unbiased estimator
-        assert got == pytest.approx(gaussian_skce(mu, v, y), rel=1e-10)
+        assert got == pytest.approx(gaussian_skce(mu, variance=v, targets=y), rel=1e-10)
 
 
 def test_invariant_to_a_common_shift() -> None:
     mu, v, y = _data(80, seed=8, scale=0.6)
-    a = gaussian_skce(mu, v, y)
-    assert gaussian_skce(mu + 3.7, v, y + 3.7) == pytest.approx(a, rel=1e-9)
+    a = gaussian_skce(mu, variance=v, targets=y)
+    assert gaussian_skce(mu + 3.7, variance=v, targets=y + 3.7) == pytest.approx(a, rel=1e-9)
 
 
 def test_consistency_null_draws_are_the_estimator_on_drawn_targets() -> None:
     mu, v, y = _data(50, seed=9)
-    r = gaussian_skce_test(mu, v, y, n_resamples=5, seed=42)
+    r = gaussian_skce_test(mu, variance=v, targets=y, n_resamples=5, seed=42)
     rng = np.random.default_rng(42)
     Y = mu + np.sqrt(v) * rng.standard_normal((5, 50))
-    want = [gaussian_skce(mu, v, yy) for yy in Y]
+    want = [gaussian_skce(mu, variance=v, targets=yy) for yy in Y]
     np.testing.assert_allclose(r.null_distribution, want, rtol=1e-10)
-    assert r.statistic == pytest.approx(gaussian_skce(mu, v, y), rel=1e-12)
+    assert r.statistic == pytest.approx(gaussian_skce(mu, variance=v, targets=y), rel=1e-12)
     assert r.p_value == (1 + np.sum(r.null_distribution >= r.statistic)) / 6
 
 
@@ -194,11 +201,11 @@ def test_consistency_null_draws_are_the_estimator_on_drawn_targets() -> None:
 
 def test_calibrated_estimate_is_near_zero() -> None:
     mu, v, y = _data(500, seed=12)
-    r = gaussian_skce_test(mu, v, y, n_resamples=49, seed=1)
+    r = gaussian_skce_test(mu, variance=v, targets=y, n_resamples=49, seed=1)
     se = float(r.null_distribution.std())  # the null law is the sampling law here
     assert se > 0
     assert abs(r.statistic) < 4 * se
-    blk = gaussian_skce_test(mu, v, y, method="block", block_size=10)
+    blk = gaussian_skce_test(mu, variance=v, targets=y, method="block", block_size=10)
     assert abs(blk.statistic) < 4 * blk.stderr
 
 
@@ -211,7 +218,12 @@ def test_p_values_of_calibrated_models_are_roughly_uniform(
 ) -> None:
     p = np.array(
         [
-            gaussian_skce_test(*_data(n, seed=100 + r), method=method, seed=r, **kwargs).p_value  # type: ignore[arg-type]
+            gaussian_skce_test(
+                **_named(_data(n, seed=100 + r)),
+                method=method,  # type: ignore[arg-type]
+                seed=r,
+                **kwargs,
+            ).p_value
             for r in range(40)
         ]
     )
@@ -221,11 +233,13 @@ def test_p_values_of_calibrated_models_are_roughly_uniform(
 
 def test_misscaled_model_is_detected() -> None:
     mu, v, y = _data(500, seed=21, scale=0.5)  # predicted sd half the true one
-    assert gaussian_skce(mu, v, y) > 0
-    assert gaussian_skce(mu, v, y, estimator="block", block_size=10) > 0
-    assert gaussian_skce_test(mu, v, y, n_resamples=99).p_value < 0.05
+    assert gaussian_skce(mu, variance=v, targets=y) > 0
+    assert gaussian_skce(mu, variance=v, targets=y, estimator="block", block_size=10) > 0
+    assert gaussian_skce_test(mu, variance=v, targets=y, n_resamples=99).p_value < 0.05
     # blocks of 2 have little power at n = 500 (rejection rate 0.45 measured); 20 blocks of 25
-    assert gaussian_skce_test(mu, v, y, method="block", block_size=25).p_value < 0.05
+    assert (
+        gaussian_skce_test(mu, variance=v, targets=y, method="block", block_size=25).p_value < 0.05
+    )
 
 
 # ----------------------------------------------------------------- bad input
@@ -243,8 +257,8 @@ def test_misscaled_model_is_detected() -> None:
         (([0, 1], [1, 1], [True, False]), {}, "targets must hold real numbers"),
         (([0, 1], [1, 1], ["a", "b"]), {}, "targets must hold real numbers"),
         (([0], [1], [0]), {}, "at least 2 rows"),
-        (([0, 1], None, [0, 1]), {}, "exactly one of variance and std"),
-        (([0, 1], [1, 1], [0, 1]), {"std": [1, 1]}, "exactly one of variance and std"),
+        (([0, 1], None, [0, 1]), {}, "exactly one of variance= .* and std="),
+        (([0, 1], [1, 1], [0, 1]), {"std": [1, 1]}, "exactly one of variance= .* and std="),
         (([0, 1], None, [0, 1]), {"std": [1, 0]}, "std must be > 0.*row 1"),
         (([0, 1], [1, 1], [0, 1]), {"estimator": "biased"}, "estimator"),
         (([0, 1], [1, 1], [0, 1]), {"length_scale": 0}, "length_scale"),
@@ -255,25 +269,27 @@ def test_misscaled_model_is_detected() -> None:
 )
 def test_bad_input_is_refused(args: tuple, kwargs: dict, match: str) -> None:
     with pytest.raises(CalibrationInputError, match=match):
-        gaussian_skce(*args, **kwargs)
+        gaussian_skce(args[0], variance=args[1], targets=args[2], **kwargs)
 
 
 def test_bad_test_settings_are_refused() -> None:
     mu, v, y = _data(10, seed=0)
     with pytest.raises(CalibrationInputError, match="method"):
-        gaussian_skce_test(mu, v, y, method="quadratic")  # type: ignore[arg-type]
+        gaussian_skce_test(mu, variance=v, targets=y, method="quadratic")  # type: ignore[arg-type]
     with pytest.raises(CalibrationInputError, match="n_resamples"):
-        gaussian_skce_test(mu, v, y, n_resamples=0)
+        gaussian_skce_test(mu, variance=v, targets=y, n_resamples=0)
     with pytest.raises(CalibrationInputError, match="at least 2 block"):
-        gaussian_skce_test(mu, v, y, method="block", block_size=6)
+        gaussian_skce_test(mu, variance=v, targets=y, method="block", block_size=6)
 
 
 def test_huge_unbiased_estimate_is_refused_naming_the_block_estimator() -> None:
     n = 1_000_000
     with pytest.raises(CalibrationInputError, match="estimator='block'"):
-        gaussian_skce(np.zeros(n), np.ones(n), np.zeros(n))
+        gaussian_skce(np.zeros(n), variance=np.ones(n), targets=np.zeros(n))
     # the block estimator handles it in linear time
-    assert np.isfinite(gaussian_skce(np.zeros(n), np.ones(n), np.zeros(n), estimator="block"))
+    assert np.isfinite(
+        gaussian_skce(np.zeros(n), variance=np.ones(n), targets=np.zeros(n), estimator="block")
+    )
 
 
 def test_std_and_gaussian_predictions_give_the_variance_result() -> None:
@@ -284,7 +300,7 @@ def test_std_and_gaussian_predictions_give_the_variance_result() -> None:
     mu = rng.normal(size=80)
     sd = rng.uniform(0.5, 2.0, size=80)
     y = mu + sd * rng.normal(size=80)
-    ref = gaussian_skce(mu, sd**2, y)
+    ref = gaussian_skce(mu, variance=sd**2, targets=y)
     assert gaussian_skce(mu, targets=y, std=sd) == pytest.approx(ref, rel=1e-12)
     assert gaussian_skce(check_gaussian(mu, std=sd, targets=y)) == pytest.approx(ref, rel=1e-12)
     t = gaussian_skce_test(mu, targets=y, std=sd, n_resamples=19)

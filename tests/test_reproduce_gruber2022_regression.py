@@ -87,12 +87,16 @@ def test_final_numbers_recomputed_from_saved_predictions(quick: tuple[dict, Path
     for s in range(2):
         dss = np.mean(np.log(var[s]) + (y[s] - mu[s]) ** 2 / var[s])
         assert last["dss"][s] == pytest.approx(dss, rel=1e-12)
-        assert last["dss"][s] == pytest.approx(dawid_sebastiani(mu[s], var[s], targets=y[s]))
-        assert last["dss_recal"][s] == pytest.approx(
-            dawid_sebastiani(mu[s], var_c[s], targets=y[s])
+        assert last["dss"][s] == pytest.approx(
+            dawid_sebastiani(mu[s], variance=var[s], targets=y[s])
         )
-        assert last["skce"][s] == pytest.approx(gaussian_skce(mu[s], var[s], y[s]))
-        assert last["skce_recal"][s] == pytest.approx(gaussian_skce(mu[s], var_c[s], y[s]))
+        assert last["dss_recal"][s] == pytest.approx(
+            dawid_sebastiani(mu[s], variance=var_c[s], targets=y[s])
+        )
+        assert last["skce"][s] == pytest.approx(gaussian_skce(mu[s], variance=var[s], targets=y[s]))
+        assert last["skce_recal"][s] == pytest.approx(
+            gaussian_skce(mu[s], variance=var_c[s], targets=y[s])
+        )
         assert last["mse"][s] == pytest.approx(np.mean((y[s] - mu[s]) ** 2))
         assert last["avg_var"][s] == pytest.approx(var[s].mean())
         assert last["avg_var_recal"][s] == pytest.approx(var_c[s].mean())

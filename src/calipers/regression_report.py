@@ -18,10 +18,14 @@ column                      what (function)
 ``pit_ks``                  Kolmogorov-Smirnov distance of the PIT values from
                             uniform (Kuleshov et al. 2018;
                             :func:`calipers.regression.pit_histogram`)
-``quantile_ce``             mean absolute coverage error of the central
-                            intervals at levels 0.05, 0.10, ..., 0.95
-                            (Kuleshov et al. 2018;
-                            :func:`calipers.regression.quantile_calibration`)
+``interval_ce``             interval coverage error: mean |coverage - level|
+                            of the central intervals at levels 0.05, 0.10,
+                            ..., 0.95 (Kuleshov et al. 2018;
+                            :func:`calipers.regression.interval_coverage_error`;
+                            not the one-sided
+                            :func:`~calipers.regression.quantile_calibration_error`;
+                            called ``quantile_ce`` until
+                            calipers 0.1)
 ``ence``                    ENCE over equal-mass bins of predicted variance
                             (Levi et al. 2022;
                             :func:`calipers.regression.variance_calibration`)
@@ -65,6 +69,7 @@ from .regression import (
     dawid_sebastiani_per_row,
     gaussian_nll,
     gaussian_nll_per_row,
+    interval_coverage_error,
     pit_histogram,
     quantile_calibration,
     variance_calibration,
@@ -90,7 +95,7 @@ _COLUMNS: tuple[str, ...] = (
     "dss",
     "crps",
     "pit_ks",
-    "quantile_ce",
+    "interval_ce",
     "ence",
     "mse_over_avg_var",
     "se_var_ratio",
@@ -111,18 +116,54 @@ _INTRO = (
 )
 
 
+#: The keys of a model's dict in :func:`regression_report`: the keywords of check_gaussian.
+_MODEL_KEYS = ("mean", "variance", "std", "targets", "sample_weight")
+
+
 def _as_gaussian(name: str, value: Any, what: str) -> GaussianPredictions:
-    """A model's (mean, variance, targets) or GaussianPredictions, validated."""
+    """A model's dict (mean, variance or std, targets, sample_weight) or GaussianPredictions.
+
+    The spread must be named (``"variance"`` or ``"std"``): a tuple cannot say
+    which one its second item is, and a standard deviation read as a variance
+    gives wrong scores silently, so tuples are refused.
+    """
     if isinstance(value, GaussianPredictions):
         return value
-    if not isinstance(value, tuple) or len(value) != 3:
+    if hasattr(value, "as_kwargs") and callable(value.as_kwargs):  # a calipers.io.RegressionFile
+        value = value.as_kwargs()
+    example = (
+        "{'mean': mu, 'std': sd, 'targets': y} (standard deviations, e.g. from "
+        "scikit-learn's predict(X, return_std=True)) or {'mean': mu, 'variance': var, "
+        "'targets': y}"
+    )
+    if isinstance(value, tuple | list):
         raise CalibrationInputError(
-            f"{what} of model {name!r}: give (mean, variance, targets) or a "
-            f"calipers.regression.GaussianPredictions; got {type(value).__name__}"
-            + (f" of {len(value)} items" if isinstance(value, tuple) else "")
+            f"{what} of model {name!r}: a {type(value).__name__} of {len(value)} items cannot "
+            "say whether its spread is a variance or a standard deviation (read as the other, "
+            f"every score is wrong); name it: {example}, or a "
+            "calipers.regression.GaussianPredictions from check_gaussian(...)"
         )
+    if not isinstance(value, Mapping):
+        raise CalibrationInputError(
+            f"{what} of model {name!r}: give a dict such as {example}, or a "
+            f"calipers.regression.GaussianPredictions; got {type(value).__name__}"
+        )
+    unknown = [k for k in value if k not in _MODEL_KEYS]
+    if unknown:
+        raise CalibrationInputError(
+            f"{what} of model {name!r}: unknown key(s) {', '.join(map(repr, unknown))}; the keys "
+            f"are {', '.join(map(repr, _MODEL_KEYS))} (exactly one of 'variance' and 'std')"
+        )
+    if "mean" not in value:
+        raise CalibrationInputError(f"{what} of model {name!r}: the dict has no 'mean'")
     try:
-        return check_gaussian(value[0], value[1], targets=value[2])
+        return check_gaussian(
+            value["mean"],
+            variance=value.get("variance"),
+            std=value.get("std"),
+            targets=value.get("targets"),
+            sample_weight=value.get("sample_weight"),
+        )
     except CalibrationInputError as exc:
         raise CalibrationInputError(f"{what} of model {name!r}: {exc}") from None
 
@@ -160,7 +201,7 @@ def _gaussian_row(
         "dss": dawid_sebastiani(G),
         "crps": crps_gaussian(G),
         "pit_ks": pit_histogram(G).ks_statistic,
-        "quantile_ce": quantile_calibration(G).mean_absolute_error,
+        "interval_ce": interval_coverage_error(G),
         "ence": v.ence,
         "mse_over_avg_var": v.mse_over_avg_var,
         "se_var_ratio": v.se_var_ratio,
@@ -168,7 +209,7 @@ def _gaussian_row(
     if with_skce:
         idx = slice(None) if skce_rows is None else skce_rows
         m["skce"] = gaussian_skce(
-            G.mean[idx], G.variance[idx], G.targets[idx], length_scale=length_scale
+            G.mean[idx], variance=G.variance[idx], targets=G.targets[idx], length_scale=length_scale
         )
     return m
 
@@ -185,13 +226,15 @@ def _recalibrated_row(
     from .diagrams._regression import histogram_of_pit, recalibrated_coverage, recalibrated_pit
 
     if getattr(rc, "gaussian", False):
-        var = np.asarray(rc.predict_variance(G.mean, G.variance), dtype=np.float64)
-        G2 = check_gaussian(G.mean, var, targets=G.targets, sample_weight=G.sample_weight)
+        var = np.asarray(rc.predict_variance(G.mean, variance=G.variance), dtype=np.float64)
+        G2 = check_gaussian(G.mean, variance=var, targets=G.targets, sample_weight=G.sample_weight)
         m = _gaussian_row(G2, n_bins, skce_rows, with_skce, length_scale)
         notes: list[str] = []
     else:
         w = np.ones(G.n_samples) if G.sample_weight is None else G.sample_weight
-        sc = rc.scores(G.mean, G.variance, targets=G.targets, sample_weight=G.sample_weight)
+        sc = rc.scores(
+            G.mean, variance=G.variance, targets=G.targets, sample_weight=G.sample_weight
+        )
         levels = quantile_calibration(G).levels
         cov = recalibrated_coverage(rc, G, levels)
         m = {
@@ -199,7 +242,7 @@ def _recalibrated_row(
             "dss": float(sc["dss"]),
             "crps": float(sc["crps"]),
             "pit_ks": histogram_of_pit(recalibrated_pit(rc, G), w, 10).ks_statistic,
-            "quantile_ce": float(np.mean(np.abs(cov - levels))),
+            "interval_ce": float(np.mean(np.abs(cov - levels))),
             **dict.fromkeys(_VARIANCE_COLUMNS, math.nan),
         }
         if not with_skce:
@@ -208,7 +251,9 @@ def _recalibrated_row(
             "the recalibrated distribution is not Gaussian (no predicted variance): "
             "ENCE, MSE/AvgVar, SE/Var ratio" + (" and SKCE" if with_skce else "") + " are nan"
         ]
-    imp = rc.improvement(G.mean, G.variance, targets=G.targets, sample_weight=G.sample_weight)
+    imp = rc.improvement(
+        G.mean, variance=G.variance, targets=G.targets, sample_weight=G.sample_weight
+    )
     for k in ("nll", "dss", "crps"):
         m[f"{k}_improvement"] = float(imp[k])
     return m, notes
@@ -223,10 +268,10 @@ _PER_ROW = {
 
 def _differences(rc: Any, G: GaussianPredictions) -> dict[str, tuple[float, float, float]]:
     """Per score: (after - before, low, high), the 95 % paired t-interval over the test rows."""
-    after = rc.scores_per_row(G.mean, G.variance, targets=G.targets)
+    after = rc.scores_per_row(G.mean, variance=G.variance, targets=G.targets)
     out = {}
     for k, per_row in _PER_ROW.items():
-        before = per_row(G.mean, G.variance, targets=G.targets)
+        before = per_row(G.mean, variance=G.variance, targets=G.targets)
         out[k] = _paired_t(after[k] - before, G.sample_weight)
     return out
 
@@ -239,7 +284,7 @@ def _flags(base: ReportRow, row: ReportRow) -> list[str]:
     if not worse:
         return []
     what = "; ".join(_diff_text(k, base, row) for k in worse)
-    fell = [c for c in ("pit_ks", "quantile_ce") if row.metrics[c] < base.metrics[c]]
+    fell = [c for c in ("pit_ks", "interval_ce") if row.metrics[c] < base.metrics[c]]
     if fell:
         errors = ", ".join(
             f"{REGRESSION_COLUMNS[c]} {base.metrics[c]:.4f} -> {row.metrics[c]:.4f}" for c in fell
@@ -273,8 +318,8 @@ def regression_report(
     calibration errors never to be reported without a proper score, §6). The
     columns are those of the module docstring: NLL, Dawid-Sebastiani score
     and CRPS (Gneiting & Raftery 2007; Gneiting et al. 2005), the PIT
-    Kolmogorov-Smirnov distance and the mean absolute coverage error of
-    central intervals (Kuleshov et al. 2018), the ENCE (Levi et al. 2022),
+    Kolmogorov-Smirnov distance and the interval coverage error (mean absolute
+    coverage error of central intervals, Kuleshov et al. 2018), the ENCE (Levi et al. 2022),
     MSE/AvgVar and the SE/Var ratio (Gruber & Buettner 2022, Tables 1-2) and
     the Gaussian SKCE (Widmann et al. 2021), each computed by the function of
     :mod:`calipers.regression` or :mod:`calipers.regression_skce` named
@@ -286,20 +331,25 @@ def regression_report(
     ``crps``), the mean per-row difference after minus before and its 95 %
     paired t-interval over the test rows; when the interval lies above 0 the
     row is flagged ("made the proper score worse beyond the noise"; "the
-    Chidambaram & Ge (2024) pitfall" when the PIT KS distance or the quantile
-    calibration error fell at the same time), so a change within the noise of
+    Chidambaram & Ge (2024) pitfall" when the PIT KS distance or the interval
+    coverage error fell at the same time), so a change within the noise of
     the test rows never raises a flag.
 
     Parameters
     ----------
-    models : mapping of str to (mean, variance, targets) or GaussianPredictions
-        The test predictions of each model: means and variances (squared
-        target units) and the targets; a
-        :class:`calipers.regression.GaussianPredictions` (from
-        :func:`calipers.regression.check_gaussian`) to give standard
-        deviations or row weights.
-    calibration : mapping of str to (mean, variance, targets) or GaussianPredictions, optional
-        Each model's calibration split; needed for ``recalibrators``.
+    models : mapping of str to dict, GaussianPredictions or RegressionFile
+        The test predictions of each model, as a dict whose keys are the
+        keywords of :func:`calipers.regression.check_gaussian`: ``"mean"``
+        (target units), exactly one of ``"variance"`` (squared target units)
+        and ``"std"`` (target units, e.g. from scikit-learn's
+        ``predict(X, return_std=True)``), ``"targets"`` and optionally
+        ``"sample_weight"``; or a
+        :class:`calipers.regression.GaussianPredictions`, or a
+        :class:`calipers.io.RegressionFile`. A tuple is refused: it cannot
+        say whether its spread is a variance or a standard deviation.
+    calibration : mapping of str to dict, GaussianPredictions or RegressionFile, optional
+        Each model's calibration split, in the same forms; needed for
+        ``recalibrators``.
     recalibrators : sequence of regression recalibrators, default ()
         Unfitted recalibrators (e.g.
         ``calipers.recalibration.VarianceScaling()``); each is cloned
@@ -346,7 +396,7 @@ def regression_report(
     Raises
     ------
     CalibrationInputError
-        No models, a model value of the wrong form or with bad numbers,
+        No models, a model value of the wrong form (a tuple among them) or with bad numbers,
         recalibrators without a calibration split, or bad ``n_bins`` /
         ``skce_max_n``.
     TypeError
@@ -359,11 +409,11 @@ def regression_report(
     >>> from calipers.regression_report import regression_report
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=400); y = mu + rng.normal(scale=2.0, size=400)
-    >>> rep = regression_report({"net": (mu, np.ones(400), y)})
-    >>> rep.row("net").metrics["nll"] == gaussian_nll(mu, np.ones(400), targets=y)
+    >>> rep = regression_report({"net": {"mean": mu, "std": np.ones(400), "targets": y}})
+    >>> rep.row("net").metrics["nll"] == gaussian_nll(mu, std=np.ones(400), targets=y)
     True
-    >>> print(rep.to_markdown().splitlines()[0][:62])
-    | model | method | n | NLL | DSS | CRPS | PIT KS | Quantile CE
+    >>> print(next(r for r in rep.to_markdown().splitlines() if r.startswith("| model"))[:62])
+    | model | method | n | NLL | DSS | CRPS | PIT KS | Interval CE
     """
     if not models:
         raise CalibrationInputError("regression_report needs at least one model")
@@ -421,7 +471,7 @@ def regression_report(
             method = type(rc).__name__
             try:
                 fitted = type(rc)(**rc.get_params()).fit(
-                    C.mean, C.variance, targets=C.targets, sample_weight=C.sample_weight
+                    C.mean, variance=C.variance, targets=C.targets, sample_weight=C.sample_weight
                 )
             except CalibrationInputError as exc:
                 rows.append(
@@ -446,8 +496,8 @@ def regression_report(
         "nll": "Gaussian negative log-likelihood, nats; DSS and CRPS as means over rows "
         "(weighted by sample_weight)",
         "pit_ks": "Kolmogorov-Smirnov distance of the PIT values from uniform",
-        "quantile_ce": "mean |coverage - level| of central intervals at levels 0.05, 0.10, "
-        "..., 0.95",
+        "interval_ce": "interval coverage error: mean |coverage - level| of central intervals "
+        "at levels 0.05, 0.10, ..., 0.95",
         "ence": f"{B} equal-mass bins of predicted variance (Levi et al. 2022)",
         "seed": seed,
     }

@@ -47,7 +47,7 @@ import numpy as np
 from ._parallel import thread_map
 from .calibration_test import CalibrationTestResult, block_test
 from .quadratic_cost import check_quadratic_cost
-from .regression.inputs import check_gaussian
+from .regression.inputs import check_gaussian, spread_by_name
 from .validation import CalibrationInputError, check_integer, check_positive
 
 __all__ = ["gaussian_skce", "gaussian_skce_test"]
@@ -65,7 +65,7 @@ def _check_gaussian(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validated ``(mean, standard deviation, targets)``: the rules and messages of
     :func:`calipers.regression.check_gaussian`, and at least 2 rows."""
-    G = check_gaussian(mean, variance, std=std, targets=targets)
+    G = check_gaussian(mean, variance=variance, std=std, targets=targets)
     if G.n_samples < 2:
         raise CalibrationInputError(f"the SKCE needs at least 2 rows; got {G.n_samples}")
     return G.mean, G.std, G.targets
@@ -163,12 +163,13 @@ def _check_unbiased_cost(n: int, extra_target_sets: int = 0) -> None:
     )
 
 
+@spread_by_name
 def gaussian_skce(
     mean: Any,
-    variance: Any = None,
-    targets: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
+    targets: Any = None,
     estimator: Literal["unbiased", "block"] = "unbiased",
     block_size: int = 2,
     length_scale: float = 1.0,
@@ -236,11 +237,11 @@ def gaussian_skce(
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=2000)
     >>> y = mu + rng.normal(size=2000)                 # the truth is N(mu, 1)
-    >>> round(gaussian_skce(mu, np.ones(2000), y), 4)   # calibrated: about 0
+    >>> round(gaussian_skce(mu, variance=np.ones(2000), targets=y), 4)   # calibrated: about 0
     -0.0001
-    >>> round(gaussian_skce(mu, np.full(2000, 0.25), y), 4)   # overconfident
+    >>> round(gaussian_skce(mu, variance=np.full(2000, 0.25), targets=y), 4)   # overconfident
     0.0133
-    >>> round(gaussian_skce(mu, np.full(2000, 0.25), y, estimator="block", block_size=10), 4)
+    >>> round(gaussian_skce(mu, variance=np.full(2000, 0.25), targets=y, estimator="block", block_size=10), 4)
     0.0156
     """
     if estimator not in ("unbiased", "block"):
@@ -255,12 +256,13 @@ def gaussian_skce(
     return float(_pair_sums(mu, sd, y[None, :], ls, lp)[0] * 2.0 / (n * (n - 1)))
 
 
+@spread_by_name
 def gaussian_skce_test(
     mean: Any,
-    variance: Any = None,
-    targets: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
+    targets: Any = None,
     method: Literal["consistency", "block"] = "consistency",
     block_size: int = 2,
     length_scale: float = 1.0,
@@ -329,11 +331,11 @@ def gaussian_skce_test(
     >>> rng = np.random.default_rng(1)
     >>> mu = rng.normal(size=300)
     >>> y = mu + rng.normal(size=300)
-    >>> gaussian_skce_test(mu, np.ones(300), y, n_resamples=99).p_value > 0.05
+    >>> gaussian_skce_test(mu, variance=np.ones(300), targets=y, n_resamples=99).p_value > 0.05
     True
-    >>> gaussian_skce_test(mu, np.full(300, 0.25), y, n_resamples=99).p_value
+    >>> gaussian_skce_test(mu, variance=np.full(300, 0.25), targets=y, n_resamples=99).p_value
     0.01
-    >>> r = gaussian_skce_test(mu, np.full(300, 0.25), y, method="block")
+    >>> r = gaussian_skce_test(mu, variance=np.full(300, 0.25), targets=y, method="block")
     >>> r.p_value < 0.05
     True
     """

@@ -102,7 +102,7 @@ REGRESSION_COLUMNS: dict[str, str] = {
     "dss": "DSS",
     "crps": "CRPS",
     "pit_ks": "PIT KS",
-    "quantile_ce": "Quantile CE",
+    "interval_ce": "Interval CE",
     "ence": "ENCE",
     "mse_over_avg_var": "MSE/AvgVar",
     "se_var_ratio": "SE/Var ratio",

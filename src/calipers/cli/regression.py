@@ -33,8 +33,8 @@ from ..regression import (
     crps_gaussian,
     dawid_sebastiani,
     gaussian_nll,
+    interval_coverage_error,
     pit_histogram,
-    quantile_calibration,
     variance_calibration,
 )
 from ..validation import CalibrationInputError
@@ -71,10 +71,11 @@ REGRESSION_COLUMNS: tuple[_RColumn, ...] = (
         "uniform distribution (Kuleshov et al. 2018), in [0, 1]",
     ),
     _RColumn(
-        "quantile_ce",
-        "quantile CE",
-        "mean |coverage - level| of the central intervals at levels 0.05, 0.10, ..., 0.95 "
-        "(Kuleshov et al. 2018)",
+        "interval_ce",
+        "interval CE",
+        "interval coverage error, the mean |coverage - level| of the central intervals at levels "
+        "0.05, 0.10, ..., 0.95 (Kuleshov et al. 2018; calipers.regression."
+        "interval_coverage_error, not the one-sided quantile_calibration_error)",
     ),
     _RColumn(
         "ence",
@@ -100,9 +101,10 @@ REGRESSION_COLUMNS: tuple[_RColumn, ...] = (
 REGRESSION_HELP = (
     "Regression files (Gaussian predictions N(mean, variance), Gruber & Buettner 2022):\n"
     "  a .csv, .npz, .parquet or .pt file whose columns/arrays are named mean (or mu,\n"
-    "  pred_mean, prediction), var (variance, sigma2, pred_var) or std (sd, sigma,\n"
-    "  stddev, pred_std), y (target, targets, y_true, label) and optionally weight\n"
-    "  (sample_weight), any case; other names with --mean-key, --variance-key, --std-key,\n"
+    "  y_pred, y_mean, pred_mean, prediction), var (variance, sigma2, y_var, pred_var) or\n"
+    "  std (sd, sigma, stddev, y_std, pred_std), y (target, targets, y_true, label) and\n"
+    "  optionally weight (sample_weight), any case (uncertainty-toolbox's y_pred, y_std,\n"
+    "  y_true work as they are); other names with --mean-key, --variance-key, --std-key,\n"
     "  --targets-key, --weight-key. Such a file is detected and tabulated with the columns\n"
     + "".join(f"  {c.key}: {c.meaning}\n" for c in REGRESSION_COLUMNS)
     + "  ENCE uses --bins equal-mass bins (at most one per row). Files of both kinds in one\n"
@@ -224,7 +226,7 @@ def regression_row(G: GaussianPredictions, n_bins: int) -> dict[str, Any]:
         "dss": dawid_sebastiani(G),
         "crps": crps_gaussian(G),
         "pit_ks": pit_histogram(G).ks_statistic,
-        "quantile_ce": quantile_calibration(G).mean_absolute_error,
+        "interval_ce": interval_coverage_error(G),
         "ence": vc.ence,
         "mse_over_avg_var": vc.mse_over_avg_var,
         "se_var_ratio": vc.se_var_ratio,
@@ -325,7 +327,9 @@ def regression_recalibrators(spec: str) -> list[Any]:
 
 def _take(G: GaussianPredictions, idx: np.ndarray) -> GaussianPredictions:
     w = None if G.sample_weight is None else G.sample_weight[idx]
-    return check_gaussian(G.mean[idx], G.variance[idx], targets=G.targets[idx], sample_weight=w)
+    return check_gaussian(
+        G.mean[idx], variance=G.variance[idx], targets=G.targets[idx], sample_weight=w
+    )
 
 
 def cmd_regression_report(args: argparse.Namespace) -> int:

@@ -66,7 +66,9 @@ def _check_output(values: Any, n: int, what: str) -> np.ndarray:
 def recalibrated_pit(recalibrator: Any, G: GaussianPredictions) -> np.ndarray:
     """PIT values ``F'_i(y_i)`` of the recalibrated predictions (``predict_cdf``)."""
     u = _check_output(
-        recalibrator.predict_cdf(G.mean, G.variance, targets=G.targets), G.n_samples, "predict_cdf"
+        recalibrator.predict_cdf(G.mean, variance=G.variance, targets=G.targets),
+        G.n_samples,
+        "predict_cdf",
     )
     if np.any((u < 0) | (u > 1)):
         raise CalibrationInputError("the recalibrator's predict_cdf returned values outside [0, 1]")
@@ -99,7 +101,7 @@ def recalibrated_coverage(
     w = weights(G)
     out = np.empty(levels.shape[0])
     for j, p in enumerate(levels):
-        lo, hi = recalibrator.predict_interval(G.mean, G.variance, level=float(p))
+        lo, hi = recalibrator.predict_interval(G.mean, variance=G.variance, level=float(p))
         lo = _check_output(lo, G.n_samples, "predict_interval lower ends")
         hi = _check_output(hi, G.n_samples, "predict_interval upper ends")
         inside = (G.targets >= lo) & (G.targets <= hi)
@@ -118,7 +120,7 @@ def recalibrated_variance(recalibrator: Any, G: GaussianPredictions) -> np.ndarr
             "(its gaussian attribute is not True), so it has no predicted variance to draw"
         )
     var = _check_output(
-        recalibrator.predict_variance(G.mean, G.variance), G.n_samples, "predict_variance"
+        recalibrator.predict_variance(G.mean, variance=G.variance), G.n_samples, "predict_variance"
     )
     if np.any(var <= 0):
         raise CalibrationInputError("the recalibrator's predict_variance returned a value <= 0")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..regression import PITHistogram, check_gaussian, pit_histogram
+from ..regression.inputs import spread_by_name
 from ..validation import check_integer
 from ._regression import (
     check_recalibrator,
@@ -85,10 +86,11 @@ def pit_band(
     return float(lo * scale), float(hi * scale)
 
 
+@spread_by_name
 def pit_histogram_diagram(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -119,9 +121,9 @@ def pit_histogram_diagram(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -149,14 +151,16 @@ def pit_histogram_diagram(
     >>> from calipers.diagrams import pit_histogram_diagram
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=500); y = mu + rng.normal(scale=2.0, size=500)
-    >>> fig = pit_histogram_diagram(mu, np.ones(500), targets=y)   # sd too small: U shape
+    >>> fig = pit_histogram_diagram(mu, variance=np.ones(500), targets=y)   # sd too small: U shape
     >>> print(fig.axes[0].artists[0].get_title().get_text().splitlines()[0])
     KS distance = 0.1720
     >>> plt.close(fig)
     """
     require_matplotlib()
     B = check_integer(n_bins, "n_bins", minimum=1)
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     before = pit_histogram(G, n_bins=B)
     w = weights(G)
     after: PITHistogram | None = None

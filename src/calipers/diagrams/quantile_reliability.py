@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..regression import check_gaussian, quantile_calibration
+from ..regression.inputs import spread_by_name
 from ._regression import (
     check_recalibrator,
     effective_n,
@@ -39,10 +40,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["quantile_reliability_diagram"]
 
 
+@spread_by_name
 def quantile_reliability_diagram(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -71,9 +73,9 @@ def quantile_reliability_diagram(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -102,7 +104,7 @@ def quantile_reliability_diagram(
     >>> from calipers.diagrams import quantile_reliability_diagram
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=500); y = mu + rng.normal(scale=2.0, size=500)
-    >>> fig = quantile_reliability_diagram(mu, np.ones(500), targets=y, levels=[0.5, 0.9])
+    >>> fig = quantile_reliability_diagram(mu, variance=np.ones(500), targets=y, levels=[0.5, 0.9])
     >>> fig.axes[0].get_lines()[0].get_ydata().tolist()   # coverage far below the levels
     [0.286, 0.642]
     >>> plt.close(fig)
@@ -110,7 +112,9 @@ def quantile_reliability_diagram(
     from scipy.stats import binom
 
     require_matplotlib()
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     q = quantile_calibration(G, levels=levels)
     after = None
     if recalibrator is not None:

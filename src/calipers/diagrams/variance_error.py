@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..regression import VarianceCalibration, check_gaussian, variance_calibration
+from ..regression.inputs import spread_by_name
 from ._regression import check_recalibrator, figure_and_axes, recalibrated_variance
 from ._style import (
     BAR_COLOR,
@@ -45,7 +46,7 @@ def variance_note(vc: VarianceCalibration) -> str:
     --------
     >>> from calipers.regression import variance_calibration
     >>> from calipers.diagrams.variance_error import variance_note
-    >>> vc = variance_calibration([0.0, 0.0], [1.0, 4.0], targets=[2.0, 4.0], n_bins=2)
+    >>> vc = variance_calibration([0.0, 0.0], variance=[1.0, 4.0], targets=[2.0, 4.0], n_bins=2)
     >>> print(variance_note(vc))
     ENCE = 1.0000
     MSE/AvgVar = 4.0000
@@ -58,10 +59,11 @@ def variance_note(vc: VarianceCalibration) -> str:
     )
 
 
+@spread_by_name
 def variance_error_diagram(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -92,9 +94,9 @@ def variance_error_diagram(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -136,13 +138,15 @@ def variance_error_diagram(
     >>> plt.close(fig)
     """
     require_matplotlib()
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     before = variance_calibration(G, n_bins=n_bins)
     after: VarianceCalibration | None = None
     if recalibrator is not None:
         var2 = recalibrated_variance(check_recalibrator(recalibrator), G)
         after = variance_calibration(
-            G.mean, var2, targets=G.targets, sample_weight=G.sample_weight, n_bins=n_bins
+            G.mean, variance=var2, targets=G.targets, sample_weight=G.sample_weight, n_bins=n_bins
         )
     sets: list[tuple[VarianceCalibration, str, str, str, str]] = [
         (before, "rmse", BAR_COLOR, "o", "Before" if after is not None else "Bins")

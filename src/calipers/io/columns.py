@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .keys import LABELS_KEYS
+from .keys import LABELS_KEYS, REGRESSION_HINT
 from .prediction_file import Kind, KindBasis, _err
 
 _INDEXED = re.compile(r"^(.*?)(\d+)$")
@@ -109,7 +109,8 @@ def _labels_from_floats(raw: np.ndarray, where: str, lname: str, offset: int = 0
         i = int(np.flatnonzero(bad)[0])
         raise _err(
             f"{where} data row {offset + i + 1}, column '{lname}': label {float(raw[i]):g} "
-            "is not a class index (labels are integers 0..k-1 or class column names)"
+            "is not a class index (labels are integers 0..k-1 or class column names); "
+            + REGRESSION_HINT
         )
     return raw.astype(np.int64)
 
@@ -142,7 +143,8 @@ def _labels_from_strings(
             continue
         known = f" or one of the class columns {classes}" if classes else ""
         at = f"{at_word} {lines[i]}" if lines is not None else f"entry {i}"
-        raise _err(f"{where}, {at}: label {v!r} is not a class index{known}")
+        hint = f"; {REGRESSION_HINT}" if f is not None and np.isfinite(f) else ""
+        raise _err(f"{where}, {at}: label {v!r} is not a class index{known}{hint}")
     return out
 
 

@@ -25,6 +25,58 @@ LOGITS_KEYS = ("logits", "scores")
 #: Keys and CSV column names (lower case) recognised as labels.
 LABELS_KEYS = ("labels", "label", "y", "targets", "target", "y_true")
 
+# The names of regression files (calipers.io.read_regression_file), here so that the
+# classification readers can name them when a file looks like regression predictions.
+# Besides calipers' own names: uncertainty-toolbox's y_pred, y_std, y_true; scikit-learn's
+# y_pred / y_true and the y_mean, y_std of its predict(X, return_std=True) examples;
+# netcal's mean and stddev; torch.nn.GaussianNLLLoss's input, var and target.
+
+#: Keys and column names (lower case) recognised as the predicted means.
+MEAN_KEYS = (
+    "mean",
+    "mu",
+    "pred_mean",
+    "prediction",
+    "predictions",
+    "y_pred",
+    "y_mean",
+    "y_hat",
+    "yhat",
+    "mean_prediction",
+)
+
+#: Keys and column names (lower case) recognised as the predicted variances.
+VARIANCE_KEYS = ("var", "variance", "sigma2", "pred_var", "y_var", "pred_variance")
+
+#: Keys and column names (lower case) recognised as the predicted standard deviations.
+STD_KEYS = (
+    "std",
+    "sd",
+    "sigma",
+    "stddev",
+    "stdev",
+    "pred_std",
+    "y_std",
+    "y_sd",
+    "std_prediction",
+    "predictions_std",
+)
+
+#: Keys and column names (lower case) recognised as the observed targets.
+TARGETS_KEYS = ("y", "target", "targets", "y_true", "label", "y_test")
+
+#: Keys and column names (lower case) recognised as row weights.
+WEIGHT_KEYS = ("weight", "sample_weight")
+
+#: What to do when a file read as classification looks like regression predictions.
+REGRESSION_HINT = (
+    "if the file holds regression predictions (a predicted mean, a variance or standard "
+    "deviation and a target per row), name its columns or arrays mean (or y_pred, mu, "
+    "y_mean), std (or y_std, sd, sigma) or var (variance), and y (or y_true, target), "
+    "or pass --mean-key, --std-key or --variance-key and --targets-key "
+    "(read_regression_file(path, mean_key=..., std_key=..., targets_key=...))"
+)
+
 
 def _find_key(files: Sequence[str], wanted: Sequence[str]) -> list[str]:
     return [f for f in files if f.lower() in wanted]
@@ -131,7 +183,7 @@ def _from_mapping(
             raise _err(
                 f"'{path}' has no array recognised as predictions (keys found: "
                 f"{_keys(files)}; recognised: {want}); rename the array or name it "
-                "with probs_key=/logits_key= (--probs-key/--logits-key)"
+                f"with probs_key=/logits_key= (--probs-key/--logits-key); {REGRESSION_HINT}"
             )
         key = cands[0]
         how = f"array '{key}' read as {kind}"

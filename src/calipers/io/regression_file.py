@@ -4,7 +4,11 @@ A probabilistic regression model predicts N(mu_i, sigma_i**2) for each target
 ``y_i`` (the variance regression setting of Gruber & Buettner 2022, §5 and
 App. G.5). Such a file names its columns (``.csv``, ``.parquet``) or arrays
 (``.npz``, a dict in ``.pt``); the names are matched case-insensitively against
-the key tables below. The arrays are returned as stored, after checks of type,
+the key tables of :mod:`calipers.io.keys` (``MEAN_KEYS``, ``VARIANCE_KEYS``,
+``STD_KEYS``, ``TARGETS_KEYS``, ``WEIGHT_KEYS``), which include the names of
+uncertainty-toolbox (``y_pred``, ``y_std``, ``y_true``), of scikit-learn's
+``predict(X, return_std=True)`` examples (``y_mean``, ``y_std``) and of netcal
+(``mean``, ``stddev``). The arrays are returned as stored, after checks of type,
 shape and length only; the value checks (finite numbers, variances > 0) are
 those of :func:`calipers.regression.check_gaussian`, a layer above this one.
 """
@@ -20,26 +24,12 @@ import numpy as np
 
 from .checks import _PICKLE_HINT, _check_numeric
 from .csv import _csv_rows, _parse_float_column
+from .keys import MEAN_KEYS, STD_KEYS, TARGETS_KEYS, VARIANCE_KEYS, WEIGHT_KEYS
 from .npy import _np_load
 from .npz import _npz_array
 from .parquet import _Parquet
 from .prediction_file import _err
 from .pt import _tensor_to_numpy, _torch_load
-
-#: Keys and column names (lower case) recognised as the predicted means.
-MEAN_KEYS = ("mean", "mu", "pred_mean", "prediction")
-
-#: Keys and column names (lower case) recognised as the predicted variances.
-VARIANCE_KEYS = ("var", "variance", "sigma2", "pred_var")
-
-#: Keys and column names (lower case) recognised as the predicted standard deviations.
-STD_KEYS = ("std", "sd", "sigma", "stddev", "pred_std")
-
-#: Keys and column names (lower case) recognised as the observed targets.
-TARGETS_KEYS = ("y", "target", "targets", "y_true", "label")
-
-#: Keys and column names (lower case) recognised as row weights.
-WEIGHT_KEYS = ("weight", "sample_weight")
 
 _SAVE_HINT = (
     "np.savez(path, mean=mean, var=var, y=y), a .csv file with the header 'mean,var,y', "
@@ -394,11 +384,16 @@ def read_regression_file(
         A ``.csv`` (header row), ``.npz``, ``.parquet`` (scalar columns; needs
         ``pyarrow``) or ``.pt``/``.pth`` (a dict of 1-D tensors; needs
         ``torch``) file. Columns or arrays are found by name, in any case:
-        mean ``mean``, ``mu``, ``pred_mean``, ``prediction``; variance ``var``,
-        ``variance``, ``sigma2``, ``pred_var``; standard deviation ``std``,
-        ``sd``, ``sigma``, ``stddev``, ``pred_std``; targets ``y``, ``target``,
-        ``targets``, ``y_true``, ``label``; weights (optional) ``weight``,
-        ``sample_weight``. Other columns are not read (the note lists them).
+        mean ``mean``, ``mu``, ``pred_mean``, ``prediction``, ``predictions``,
+        ``y_pred``, ``y_mean``, ``y_hat``, ``yhat``, ``mean_prediction``;
+        variance ``var``, ``variance``, ``sigma2``, ``pred_var``, ``y_var``,
+        ``pred_variance``; standard deviation ``std``, ``sd``, ``sigma``,
+        ``stddev``, ``stdev``, ``pred_std``, ``y_std``, ``y_sd``,
+        ``std_prediction``, ``predictions_std``; targets ``y``, ``target``,
+        ``targets``, ``y_true``, ``label``, ``y_test``; weights (optional)
+        ``weight``, ``sample_weight``. So uncertainty-toolbox's
+        ``y_pred, y_std, y_true`` and scikit-learn's ``y_mean, y_std`` are
+        read as they are. Other columns are not read (the note lists them).
         ``.npy`` files cannot name their arrays and are refused.
     mean_key, targets_key, weight_key : str, optional
         The column or array holding the means, the targets, the row weights,

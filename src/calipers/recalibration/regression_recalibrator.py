@@ -5,15 +5,18 @@ A probabilistic regression model predicts N(mu_i, sigma_i**2) for the target
 is fitted on a calibration split and maps each prediction to a new predictive
 distribution for new rows::
 
-    rc = VarianceScaling().fit(mean_cal, variance_cal, targets=y_cal)
-    pit = rc.predict_cdf(mean_test, variance_test, targets=y_test)
+    rc = VarianceScaling().fit(mean_cal, variance=variance_cal, targets=y_cal)
+    pit = rc.predict_cdf(mean_test, variance=variance_test, targets=y_test)
 
 The contract mirrors the classification recalibrators of
 :mod:`calipers.recalibration.base`:
 
 * every input goes through :func:`calipers.regression.check_gaussian` (the
   same verdicts and messages as the regression scores), in the argument
-  convention ``(mean, variance=None, *, std=None, targets=..., sample_weight=None)``;
+  convention ``(mean, *, variance=None, std=None, targets=..., sample_weight=None)``:
+  the spread by name, ``variance=`` or ``std=`` (a spread passed by position raises a
+  :class:`TypeError` saying so, as a standard deviation read as a variance would give
+  wrong numbers silently);
   a :class:`~calipers.regression.GaussianPredictions` may be passed as ``mean``;
 * constructor arguments are the hyper-parameters (``get_params`` /
   ``set_params`` read them from the signature); fitted state lives in
@@ -52,6 +55,7 @@ from ..regression import (
     dawid_sebastiani,
     gaussian_nll,
 )
+from ..regression.inputs import spread_by_name
 from ..validation import CalibrationInputError
 from ._params import Parameters
 from ._schema import (
@@ -104,8 +108,8 @@ def _without_targets(mean: Any, variance: Any, std: Any) -> GaussianPredictions:
     are checked first, so every message still names the caller's argument).
     """
     if isinstance(mean, GaussianPredictions):
-        return check_gaussian(mean, variance, std=std)
-    return check_gaussian(mean, variance, std=std, targets=mean)
+        return check_gaussian(mean, variance=variance, std=std)
+    return check_gaussian(mean, variance=variance, std=std, targets=mean)
 
 
 def _levels(q: Any, name: str) -> tuple[np.ndarray, bool]:
@@ -174,11 +178,12 @@ class RegressionRecalibrator(Parameters):
 
     # ------------------------------------------------------------------ fit and predict
 
+    @spread_by_name
     def fit(
         self,
         mean: Any,
-        variance: Any = None,
         *,
+        variance: Any = None,
         std: Any = None,
         targets: Any = None,
         sample_weight: Any = None,
@@ -190,9 +195,10 @@ class RegressionRecalibrator(Parameters):
         mean : array-like of shape (n,) or GaussianPredictions
             Predicted means, in target units.
         variance : array-like of shape (n,), optional
-            Predicted variances (> 0). Give exactly one of ``variance`` and ``std``.
+            Predicted variances (> 0), keyword-only. Give exactly one of ``variance``
+            and ``std``.
         std : array-like of shape (n,), optional
-            Predicted standard deviations (> 0).
+            Predicted standard deviations (> 0), keyword-only.
         targets : array-like of shape (n,)
             Observed targets.
         sample_weight : array-like of shape (n,), optional
@@ -204,15 +210,18 @@ class RegressionRecalibrator(Parameters):
         """
         name = type(self).__name__
         self._check_params(f"{name}.fit")
-        G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+        G = check_gaussian(
+            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+        )
         for key in self.schema.state:  # a failed refit leaves no half-fitted state
             self.__dict__.pop(key, None)
         self._fit(G)
         self._check_state(f"{name}.fit produced an invalid state")
         return self
 
+    @spread_by_name
     def predict_cdf(
-        self, mean: Any, variance: Any = None, *, std: Any = None, targets: Any = None
+        self, mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
     ) -> np.ndarray:
         """Recalibrated PIT values ``F'_i(y_i)`` of the targets, in [0, 1].
 
@@ -226,11 +235,12 @@ class RegressionRecalibrator(Parameters):
             dtype) when the predictions are tensors.
         """
         self._ready()
-        G = check_gaussian(mean, variance, std=std, targets=targets)
+        G = check_gaussian(mean, variance=variance, std=std, targets=targets)
         return _back(self._cdf(G.mean, G.variance, G.targets), mean, variance, std, targets)
 
+    @spread_by_name
     def predict_quantile(
-        self, mean: Any, variance: Any = None, *, std: Any = None, q: Any = 0.5
+        self, mean: Any, *, variance: Any = None, std: Any = None, q: Any = 0.5
     ) -> np.ndarray:
         """Quantiles ``F'^{-1}_i(q)`` of the recalibrated predictive distributions.
 
@@ -253,8 +263,9 @@ class RegressionRecalibrator(Parameters):
         out = self._quantile(G.mean, G.variance, levels)
         return _back(out[:, 0] if scalar else out, mean, variance, std)
 
+    @spread_by_name
     def predict_interval(
-        self, mean: Any, variance: Any = None, *, std: Any = None, level: float = 0.9
+        self, mean: Any, *, variance: Any = None, std: Any = None, level: float = 0.9
     ) -> tuple[np.ndarray, np.ndarray]:
         """Central prediction intervals ``[F'^{-1}((1 - level) / 2), F'^{-1}((1 + level) / 2)]``.
 
@@ -280,11 +291,12 @@ class RegressionRecalibrator(Parameters):
         out = self._quantile(G.mean, G.variance, np.array([(1.0 - a) / 2.0, (1.0 + a) / 2.0]))
         return _back(out[:, 0], mean, variance, std), _back(out[:, 1], mean, variance, std)
 
+    @spread_by_name
     def scores(
         self,
         mean: Any,
-        variance: Any = None,
         *,
+        variance: Any = None,
         std: Any = None,
         targets: Any = None,
         sample_weight: Any = None,
@@ -300,14 +312,17 @@ class RegressionRecalibrator(Parameters):
         :mod:`calipers.regression.scores`.
         """
         self._ready()
-        G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+        G = check_gaussian(
+            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+        )
         return self._scores(G)
 
+    @spread_by_name
     def improvement(
         self,
         mean: Any,
-        variance: Any = None,
         *,
+        variance: Any = None,
         std: Any = None,
         targets: Any = None,
         sample_weight: Any = None,
@@ -325,7 +340,9 @@ class RegressionRecalibrator(Parameters):
             ``{"nll", "dss", "crps"}``, each ``score(original) - score(recalibrated)``.
         """
         self._ready()
-        G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+        G = check_gaussian(
+            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+        )
         before = {
             "nll": gaussian_nll(G),
             "dss": dawid_sebastiani(G),
@@ -334,8 +351,9 @@ class RegressionRecalibrator(Parameters):
         after = self._scores(G)
         return {k: before[k] - after[k] for k in SCORES}
 
+    @spread_by_name
     def scores_per_row(
-        self, mean: Any, variance: Any = None, *, std: Any = None, targets: Any = None
+        self, mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
     ) -> dict[str, np.ndarray]:
         """Per-row proper scores of the recalibrated predictions.
 
@@ -350,13 +368,13 @@ class RegressionRecalibrator(Parameters):
         >>> from calipers.recalibration import VarianceScaling
         >>> rng = np.random.default_rng(0)
         >>> mu = rng.normal(size=500); y = mu + 2.0 * rng.normal(size=500)
-        >>> rc = VarianceScaling().fit(mu, np.ones(500), targets=y)
-        >>> rows = rc.scores_per_row(mu, np.ones(500), targets=y)
-        >>> bool(np.isclose(rows["nll"].mean(), rc.scores(mu, np.ones(500), targets=y)["nll"]))
+        >>> rc = VarianceScaling().fit(mu, variance=np.ones(500), targets=y)
+        >>> rows = rc.scores_per_row(mu, variance=np.ones(500), targets=y)
+        >>> bool(np.isclose(rows["nll"].mean(), rc.scores(mu, variance=np.ones(500), targets=y)["nll"]))
         True
         """
         self._ready()
-        G = check_gaussian(mean, variance, std=std, targets=targets)
+        G = check_gaussian(mean, variance=variance, std=std, targets=targets)
         rows = self._score_rows(G.mean, G.variance, G.targets)
         return {k: np.asarray(rows[k], dtype=np.float64) for k in SCORES}
 
@@ -394,7 +412,7 @@ class RegressionRecalibrator(Parameters):
         name = type(self).__name__
         if not self._is_fitted():
             raise _not_fitted(
-                f"this {name} is not fitted yet; call fit(mean, variance, targets=...) first"
+                f"this {name} is not fitted yet; call fit(mean, variance=..., targets=...) (or std=...) first"
             )
         self._check_state(f"{name} has an invalid fitted state")
 
@@ -423,7 +441,7 @@ class RegressionRecalibrator(Parameters):
         --------
         >>> import json
         >>> from calipers.recalibration import VarianceScaling
-        >>> doc = json.loads(VarianceScaling().fit([0.0, 0.0], [1.0, 1.0], targets=[1.0, 3.0]).to_json())
+        >>> doc = json.loads(VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0]).to_json())
         >>> doc["calipers_recalibrator"], doc["format"], doc["state"]
         ('VarianceScaling', 2, {'scale_': 5.0})
         """
@@ -460,7 +478,7 @@ class RegressionRecalibrator(Parameters):
         Examples
         --------
         >>> from calipers.recalibration import VarianceScaling
-        >>> rc = VarianceScaling().fit([0.0, 0.0], [1.0, 1.0], targets=[1.0, 3.0])
+        >>> rc = VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0])
         >>> VarianceScaling.from_json(rc.to_json()).scale_
         5.0
         >>> VarianceScaling.from_json(rc.to_json().replace("5.0", "-5.0"))
@@ -487,7 +505,7 @@ class RegressionRecalibrator(Parameters):
         >>> import os, tempfile
         >>> from calipers.recalibration import VarianceScaling
         >>> path = os.path.join(tempfile.mkdtemp(), "vs.json")
-        >>> VarianceScaling().fit([0.0, 0.0], [1.0, 1.0], targets=[1.0, 3.0]).save(path)
+        >>> VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0]).save(path)
         >>> VarianceScaling.load(path).scale_
         5.0
         """
@@ -555,7 +573,8 @@ class _GaussianOutput(RegressionRecalibrator):
             )
         return out
 
-    def predict_variance(self, mean: Any, variance: Any = None, *, std: Any = None) -> np.ndarray:
+    @spread_by_name
+    def predict_variance(self, mean: Any, *, variance: Any = None, std: Any = None) -> np.ndarray:
         """Recalibrated variances (squared target units); the means are unchanged.
 
         Returns
@@ -588,7 +607,7 @@ class _GaussianOutput(RegressionRecalibrator):
 
         v = self._new_variance(var)
         return {
-            "nll": gaussian_nll_per_row(mu, v, targets=y),
-            "dss": dawid_sebastiani_per_row(mu, v, targets=y),
-            "crps": crps_gaussian_per_row(mu, v, targets=y),
+            "nll": gaussian_nll_per_row(mu, variance=v, targets=y),
+            "dss": dawid_sebastiani_per_row(mu, variance=v, targets=y),
+            "crps": crps_gaussian_per_row(mu, variance=v, targets=y),
         }

@@ -115,7 +115,7 @@ class VariancePlattScaling(_GaussianOutput):
     >>> rng = np.random.default_rng(0)
     >>> mu, var = rng.normal(size=20000), rng.uniform(0.1, 10.0, 20000)
     >>> y = mu + np.sqrt(3.0 * np.sqrt(var)) * rng.normal(size=20000)   # true variance 3 sigma
-    >>> rc = VariancePlattScaling().fit(mu, var, targets=y)
+    >>> rc = VariancePlattScaling().fit(mu, variance=var, targets=y)
     >>> round(rc.weight_, 2), round(float(np.exp(rc.bias_)), 2)
     (0.51, 2.94)
     >>> rc.injective

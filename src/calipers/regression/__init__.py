@@ -11,9 +11,11 @@ squared error (their Tables 1 and 2). This package holds:
   :func:`dawid_sebastiani` (Gneiting & Raftery 2007) and :func:`crps_gaussian`
   (Gneiting et al. 2005);
 * calibration diagnostics: :func:`pit_values`, :func:`pit_histogram`,
-  :func:`quantile_calibration` (Kuleshov et al. 2018) and
+  :func:`quantile_calibration` (coverage of central intervals, Kuleshov et
+  al. 2018) with its mean absolute error :func:`interval_coverage_error`, and
   :func:`variance_calibration` (Levi et al. 2022; Gruber & Buettner 2022),
-  and the one-sided :func:`quantile_calibration_error` of Kuleshov et al. 2018;
+  and the one-sided :func:`quantile_calibration_error` of Kuleshov et al. 2018
+  (a different quantity: one-sided coverage, squared gaps summed);
 * decompositions: :func:`crps_decomposition` (threshold-wise Brier
   decomposition, Hersbach 2000) and :func:`gaussian_score_decomposition`
   (DSS and Gaussian NLL, Gruber & Buettner 2022, Lemma 4.1).
@@ -24,7 +26,7 @@ that need the normal distribution function.
 Examples
 --------
 >>> from calipers.regression import gaussian_nll
->>> round(gaussian_nll([0.0], [1.0], targets=[0.0]), 6)
+>>> round(gaussian_nll([0.0], variance=[1.0], targets=[0.0]), 6)
 0.918939
 """
 
@@ -42,6 +44,7 @@ from .pit import (
     PITHistogram,
     QuantileCalibration,
     VarianceCalibration,
+    interval_coverage_error,
     pit_histogram,
     pit_values,
     quantile_calibration,
@@ -75,6 +78,7 @@ __all__ = [
     "PITHistogram",
     "quantile_calibration",
     "QuantileCalibration",
+    "interval_coverage_error",
     "variance_calibration",
     "VarianceCalibration",
     "quantile_calibration_error",

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..validation import CalibrationInputError, check_integer
-from .inputs import GaussianPredictions, _as_1d_float, check_gaussian
+from .inputs import GaussianPredictions, _as_1d_float, check_gaussian, spread_by_name
 
 __all__ = [
     "CRPSDecomposition",
@@ -77,7 +77,9 @@ def gini_half_mean_difference(targets: Any, sample_weight: Any = None) -> float:
     0.6666666666666666
     """
     y = _as_1d_float(targets, "targets")
-    G = check_gaussian(np.zeros_like(y), np.ones_like(y), targets=y, sample_weight=sample_weight)
+    G = check_gaussian(
+        np.zeros_like(y), variance=np.ones_like(y), targets=y, sample_weight=sample_weight
+    )
     w = _weights(G)
     order = np.argsort(G.targets, kind="stable")
     ys = G.targets[order]
@@ -144,7 +146,7 @@ class CRPSDecomposition:
     >>> from calipers.regression import crps_decomposition
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=2000)
-    >>> d = crps_decomposition(mu, np.ones(2000), targets=rng.normal(mu, 1.0))
+    >>> d = crps_decomposition(mu, variance=np.ones(2000), targets=rng.normal(mu, 1.0))
     >>> bool(abs(d.binned_crps - (d.reliability - d.resolution + d.uncertainty)) < 1e-12)
     True
     """
@@ -214,10 +216,11 @@ def _check_thresholds(thresholds: Any, G: GaussianPredictions) -> np.ndarray:
     return t
 
 
+@spread_by_name
 def crps_decomposition(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -250,9 +253,9 @@ def crps_decomposition(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -292,8 +295,8 @@ def crps_decomposition(
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=4000)
     >>> y = rng.normal(mu, 1.0)
-    >>> good = crps_decomposition(mu, np.ones(4000), targets=y)
-    >>> bad = crps_decomposition(mu, np.full(4000, 0.1), targets=y)
+    >>> good = crps_decomposition(mu, variance=np.ones(4000), targets=y)
+    >>> bad = crps_decomposition(mu, variance=np.full(4000, 0.1), targets=y)
     >>> bool(good.reliability < 0.01 < bad.reliability), bool(abs(good.discretisation_error) < 1e-3)
     (True, True)
     """
@@ -301,7 +304,9 @@ def crps_decomposition(
 
     from .scores import crps_gaussian
 
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     B = check_integer(n_bins, "n_bins", minimum=1)
     edges = _check_thresholds(thresholds, G)
     t = 0.5 * (edges[:-1] + edges[1:])
@@ -403,7 +408,7 @@ class GaussianScoreDecomposition:
     Examples
     --------
     >>> from calipers.regression import gaussian_score_decomposition
-    >>> d = gaussian_score_decomposition([0.0] * 4, [1.0] * 4, targets=[-2.0, -2.0, 2.0, 2.0],
+    >>> d = gaussian_score_decomposition([0.0] * 4, variance=[1.0] * 4, targets=[-2.0, -2.0, 2.0, 2.0],
     ...                                  n_bins=None)
     >>> d.score, round(d.calibration, 4), d.sharpness, d.group_variance_ratio.tolist()
     (4.0, 1.6137, 0.0, [4.0])
@@ -461,10 +466,11 @@ def _groups(G: GaussianPredictions, w: np.ndarray, n_bins: Any) -> np.ndarray:
     return out
 
 
+@spread_by_name
 def gaussian_score_decomposition(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -514,9 +520,9 @@ def gaussian_score_decomposition(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -553,7 +559,7 @@ def gaussian_score_decomposition(
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.choice([-1.0, 0.0, 1.0], size=30000)
     >>> y = rng.normal(mu, 2.0)  # the variance is 4, the model says 1
-    >>> d = gaussian_score_decomposition(mu, np.ones(30000), targets=y, n_bins=None)
+    >>> d = gaussian_score_decomposition(mu, variance=np.ones(30000), targets=y, n_bins=None)
     >>> bool(abs(d.calibration - (3 - math.log(4))) < 0.05)  # a**2 + b - 1 - log b, b = 4
     True
     >>> bool(abs(d.score - (d.uncertainty - d.sharpness + d.calibration)) < 1e-12)
@@ -561,7 +567,9 @@ def gaussian_score_decomposition(
     """
     if score not in ("dss", "nll"):
         raise CalibrationInputError(f"score must be 'dss' or 'nll'; got {score!r}")
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     w = _weights(G)
     g = _groups(G, w, n_bins)
     n_g = int(g.max()) + 1

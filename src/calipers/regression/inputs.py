@@ -12,15 +12,78 @@ the first offending row and its value. Nothing is clipped or changed.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from .._backend import is_torch
 from ..validation import CalibrationInputError
 
-__all__ = ["GaussianPredictions", "check_gaussian"]
+__all__ = ["GaussianPredictions", "check_gaussian", "spread_by_name"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def spread_by_name(func: _F) -> _F:
+    """Refuse a predicted spread (or targets) passed by position, with a message saying how.
+
+    A predicted spread is a variance (squared target units) or a standard
+    deviation (target units); read as the other, it silently gives wrong
+    scores (a standard deviation of 10 read as a variance is a standard
+    deviation of 3.16). The Gaussian predictions of Gruber & Buettner 2022
+    (§5) therefore take their spread by name everywhere in calipers:
+    ``variance=`` or ``std=`` (exactly one), and ``targets=``. ``func`` must
+    declare them keyword-only; its positional parameters (``mean``, and
+    ``self`` for a method) stay positional. Python's own error for an extra
+    positional argument does not say what to do, so the wrapper raises a
+    :class:`TypeError` that does.
+
+    Parameters
+    ----------
+    func : callable
+        A function or method whose only positional parameters precede the
+        keyword-only ``variance``, ``std`` and ``targets``.
+
+    Returns
+    -------
+    callable
+        ``func`` with the same signature (``inspect.signature`` shows it),
+        refusing extra positional arguments.
+
+    Examples
+    --------
+    >>> from calipers.regression import gaussian_nll
+    >>> gaussian_nll([0.0], [1.0], targets=[0.0])
+    Traceback (most recent call last):
+    ...
+    TypeError: gaussian_nll() takes the predicted spread by name: pass variance=... (predicted variances, squared target units) or std=... (predicted standard deviations, target units, e.g. the second output of scikit-learn's predict(X, return_std=True)), and targets=...; only the means are positional (got 2 positional arguments)
+    """
+    params = inspect.signature(func).parameters.values()
+    n_positional = sum(p.kind in _POSITIONAL for p in params)
+    is_method = next(iter(inspect.signature(func).parameters), "") == "self"
+    name = func.__name__
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > n_positional:
+            got = len(args) - (1 if is_method else 0)
+            where = f"{type(args[0]).__name__}.{func.__name__}" if is_method else name
+            raise TypeError(
+                f"{where}() takes the predicted spread by name: pass variance=... (predicted "
+                "variances, squared target units) or std=... (predicted standard deviations, "
+                "target units, e.g. the second output of scikit-learn's predict(X, "
+                "return_std=True)), and targets=...; only the means are positional "
+                f"(got {got} positional arguments)"
+            )
+        return func(*args, **kwargs)
+
+    return cast(_F, wrapper)
 
 
 @dataclass(frozen=True)
@@ -103,10 +166,11 @@ def _first_not_positive(arr: np.ndarray, name: str, what: str) -> None:
         raise CalibrationInputError(f"{name} must be > 0 {what}; row {i} is {float(arr[i])!r}")
 
 
+@spread_by_name
 def check_gaussian(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -121,13 +185,16 @@ def check_gaussian(
     mean : array-like or torch.Tensor of shape (n,), or GaussianPredictions
         Predicted means, in target units. A :class:`GaussianPredictions` is
         returned as it is (then every other argument must be None).
-    variance : array-like or torch.Tensor of shape (n,), optional
+    variance : array-like or torch.Tensor of shape (n,), optional, keyword-only
         Predicted variances, in squared target units; each must be > 0.
-        Give exactly one of ``variance`` and ``std``.
-    std : array-like or torch.Tensor of shape (n,), optional
-        Predicted standard deviations, in target units; each must be > 0. It
-        is squared to a variance (an error if the square overflows or
-        underflows float64).
+        Give exactly one of ``variance`` and ``std``, by name: a spread passed
+        by position raises a :class:`TypeError` (a standard deviation read as
+        a variance would silently give wrong scores).
+    std : array-like or torch.Tensor of shape (n,), optional, keyword-only
+        Predicted standard deviations, in target units (e.g. the second
+        output of scikit-learn's ``predict(X, return_std=True)``); each must
+        be > 0. It is squared to a variance (an error if the square overflows
+        or underflows float64).
     targets : array-like or torch.Tensor of shape (n,)
         Observed targets. Required.
     sample_weight : array-like of shape (n,), optional
@@ -141,6 +208,8 @@ def check_gaussian(
 
     Raises
     ------
+    TypeError
+        When the spread or the targets are passed by position.
     CalibrationInputError
         On a shape that is not 1-D, lengths that differ, no rows, a value
         that is not finite, a variance or std that is not > 0, or a negative
@@ -149,10 +218,10 @@ def check_gaussian(
     Examples
     --------
     >>> from calipers.regression import check_gaussian
-    >>> G = check_gaussian([0.0, 1.0], [1.0, 0.5], targets=[0.2, 0.9])
+    >>> G = check_gaussian([0.0, 1.0], variance=[1.0, 0.5], targets=[0.2, 0.9])
     >>> G.mean.dtype, G.sample_weight is None
     (dtype('float64'), True)
-    >>> check_gaussian([0.0], [0.0], targets=[1.0])
+    >>> check_gaussian([0.0], variance=[0.0], targets=[1.0])
     Traceback (most recent call last):
     ...
     calipers.validation.CalibrationInputError: variance must be > 0 (a Gaussian needs a positive variance); row 0 is 0.0
@@ -175,7 +244,8 @@ def check_gaussian(
         return mean
     if (variance is None) == (std is None):
         raise CalibrationInputError(
-            "give exactly one of variance and std; got "
+            "give exactly one of variance= (predicted variances, squared target units) and "
+            "std= (predicted standard deviations, target units); got "
             + ("both" if variance is not None else "neither")
         )
     if targets is None:

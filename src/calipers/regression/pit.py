@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..validation import CalibrationInputError, check_integer
-from .inputs import GaussianPredictions, check_gaussian
+from .inputs import GaussianPredictions, check_gaussian, spread_by_name
 
 __all__ = [
+    "interval_coverage_error",
     "pit_values",
     "pit_histogram",
     "PITHistogram",
@@ -43,8 +44,9 @@ def _weights(G: GaussianPredictions) -> np.ndarray:
     return G.sample_weight
 
 
+@spread_by_name
 def pit_values(
-    mean: Any, variance: Any = None, *, std: Any = None, targets: Any = None
+    mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
 ) -> np.ndarray:
     """Probability integral transform of each target under its predicted Gaussian.
 
@@ -59,9 +61,9 @@ def pit_values(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
 
@@ -78,7 +80,7 @@ def pit_values(
     """
     from scipy.special import ndtr
 
-    G = check_gaussian(mean, variance, std=std, targets=targets)
+    G = check_gaussian(mean, variance=variance, std=std, targets=targets)
     return np.asarray(ndtr((G.targets - G.mean) / G.std), dtype=np.float64)
 
 
@@ -106,7 +108,7 @@ class PITHistogram:
     Examples
     --------
     >>> from calipers.regression import pit_histogram
-    >>> h = pit_histogram([0.0, 0.0], [1.0, 1.0], targets=[-1.0, 1.0], n_bins=2)
+    >>> h = pit_histogram([0.0, 0.0], variance=[1.0, 1.0], targets=[-1.0, 1.0], n_bins=2)
     >>> h.counts.tolist(), h.l1_distance
     ([1.0, 1.0], 0.0)
     """
@@ -117,10 +119,11 @@ class PITHistogram:
     ks_statistic: float
 
 
+@spread_by_name
 def pit_histogram(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -137,9 +140,9 @@ def pit_histogram(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -156,12 +159,14 @@ def pit_histogram(
     Examples
     --------
     >>> from calipers.regression import pit_histogram
-    >>> h = pit_histogram([0.0], [1.0], targets=[0.0], n_bins=4)
+    >>> h = pit_histogram([0.0], variance=[1.0], targets=[0.0], n_bins=4)
     >>> h.counts.tolist(), h.l1_distance, h.ks_statistic
     ([0.0, 0.0, 1.0, 0.0], 1.5, 0.5)
     """
     B = check_integer(n_bins, "n_bins", minimum=1)
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     u = pit_values(G)
     w = _weights(G)
     total = float(np.sum(w))
@@ -200,7 +205,7 @@ class QuantileCalibration:
     Examples
     --------
     >>> from calipers.regression import quantile_calibration
-    >>> q = quantile_calibration([0.0, 0.0], [1.0, 1.0], targets=[0.1, 5.0], levels=[0.5])
+    >>> q = quantile_calibration([0.0, 0.0], variance=[1.0, 1.0], targets=[0.1, 5.0], levels=[0.5])
     >>> q.coverage.tolist(), q.mean_absolute_error
     ([0.5], 0.0)
     """
@@ -211,10 +216,11 @@ class QuantileCalibration:
     max_absolute_error: float
 
 
+@spread_by_name
 def quantile_calibration(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -237,9 +243,9 @@ def quantile_calibration(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -264,7 +270,9 @@ def quantile_calibration(
     """
     from scipy.special import ndtri
 
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     if levels is None:
         lv = np.linspace(0.05, 0.95, 19)
     else:
@@ -293,6 +301,69 @@ def quantile_calibration(
         mean_absolute_error=float(np.mean(err)),
         max_absolute_error=float(np.max(err)),
     )
+
+
+@spread_by_name
+def interval_coverage_error(
+    mean: Any,
+    *,
+    variance: Any = None,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    levels: Any = None,
+) -> float:
+    """Mean absolute coverage error of central prediction intervals.
+
+    ``mean_j |coverage_j - p_j|`` over the nominal levels ``p_j``, where
+    ``coverage_j`` is the (weighted) fraction of targets inside the central
+    interval ``mu +- sigma * Phi^-1((1 + p_j) / 2)``: the
+    ``mean_absolute_error`` of :func:`quantile_calibration`, the two-sided
+    (interval) form of the quantile calibration of Kuleshov et al. 2018 (§3).
+    In probability units, in [0, 1]; 0 when every interval covers its level.
+    It is the ``interval_ce`` column of the regression table and report.
+
+    It is not :func:`quantile_calibration_error`, the error Kuleshov et al.
+    2018 define: that one uses one-sided coverage ``P(F(y) <= p_j)`` and a
+    sum of squared gaps, so it also sees a shift of the predicted means,
+    which central intervals cannot see, and is in squared probability units.
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional, keyword-only
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional, keyword-only
+        Predicted standard deviations (> 0), keyword-only.
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights).
+    levels : array-like of shape (m,), optional
+        Nominal levels, each strictly inside (0, 1). Default
+        ``numpy.linspace(0.05, 0.95, 19)`` (0.05, 0.10, ..., 0.95).
+
+    Returns
+    -------
+    float
+        The mean absolute coverage error, in [0, 1].
+
+    Examples
+    --------
+    >>> from calipers.regression import interval_coverage_error
+    >>> interval_coverage_error([0.0, 0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0, 1.0],
+    ...                         targets=[0.5, -0.5, 1.5, 2.5], levels=[0.6827, 0.9545])
+    0.1936
+    """
+    return quantile_calibration(
+        mean,
+        variance=variance,
+        std=std,
+        targets=targets,
+        sample_weight=sample_weight,
+        levels=levels,
+    ).mean_absolute_error
 
 
 @dataclass(frozen=True)
@@ -342,7 +413,7 @@ class VarianceCalibration:
     Examples
     --------
     >>> from calipers.regression import variance_calibration
-    >>> v = variance_calibration([0.0, 0.0], [1.0, 4.0], targets=[2.0, 4.0], n_bins=2)
+    >>> v = variance_calibration([0.0, 0.0], variance=[1.0, 4.0], targets=[2.0, 4.0], n_bins=2)
     >>> v.bin_rmse.tolist(), v.ence, v.se_var_ratio
     ([2.0, 4.0], 1.0, 4.0)
     """
@@ -361,10 +432,11 @@ class VarianceCalibration:
     se_var_ratio_std: float
 
 
+@spread_by_name
 def variance_calibration(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -388,9 +460,9 @@ def variance_calibration(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -416,7 +488,9 @@ def variance_calibration(
     >>> bool(abs(v.se_var_ratio - 4) < 0.2), bool(abs(v.mse_over_avg_var - 4) < 0.2)
     (True, True)
     """
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     B = check_integer(n_bins, "n_bins", minimum=1, maximum=G.n_samples)
     w = _weights(G)
     total = float(np.sum(w))

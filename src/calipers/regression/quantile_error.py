@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..validation import CalibrationInputError
-from .inputs import check_gaussian
+from .inputs import check_gaussian, spread_by_name
 
 __all__ = [
     "QuantileCalibrationCurve",
@@ -112,7 +112,7 @@ class QuantileCalibrationCurve:
     Examples
     --------
     >>> from calipers.regression import quantile_calibration_curve
-    >>> c = quantile_calibration_curve([0.0, 0.0], [1.0, 1.0], targets=[-1.0, 1.0], levels=[0.5])
+    >>> c = quantile_calibration_curve([0.0, 0.0], variance=[1.0, 1.0], targets=[-1.0, 1.0], levels=[0.5])
     >>> c.observed.tolist(), c.error
     ([0.5], 0.0)
     """
@@ -123,10 +123,11 @@ class QuantileCalibrationCurve:
     error: float
 
 
+@spread_by_name
 def quantile_calibration_curve(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -145,9 +146,9 @@ def quantile_calibration_curve(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -179,7 +180,9 @@ def quantile_calibration_curve(
     """
     from scipy.special import ndtr
 
-    G = check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
     lv = _check_levels(levels)
     wj = _check_level_weights(weights, lv.shape[0])
     u = np.asarray(ndtr((G.targets - G.mean) / G.std), dtype=np.float64)
@@ -193,10 +196,11 @@ def quantile_calibration_curve(
     return QuantileCalibrationCurve(levels=lv, observed=observed, weights=wj, error=error)
 
 
+@spread_by_name
 def quantile_calibration_error(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -218,9 +222,9 @@ def quantile_calibration_error(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -245,7 +249,7 @@ def quantile_calibration_error(
     """
     return quantile_calibration_curve(
         mean,
-        variance,
+        variance=variance,
         std=std,
         targets=targets,
         sample_weight=sample_weight,

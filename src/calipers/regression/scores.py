@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .inputs import GaussianPredictions, check_gaussian
+from .inputs import GaussianPredictions, check_gaussian, spread_by_name
 
 __all__ = [
     "gaussian_nll",
@@ -43,11 +43,14 @@ _LOG_2PI = math.log(2.0 * math.pi)
 def _checked(
     mean: Any, variance: Any, std: Any, targets: Any, sample_weight: Any = None
 ) -> GaussianPredictions:
-    return check_gaussian(mean, variance, std=std, targets=targets, sample_weight=sample_weight)
+    return check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
 
 
+@spread_by_name
 def gaussian_nll_per_row(
-    mean: Any, variance: Any = None, *, std: Any = None, targets: Any = None
+    mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
 ) -> np.ndarray:
     """Negative log-likelihood of each target under its predicted Gaussian.
 
@@ -61,9 +64,9 @@ def gaussian_nll_per_row(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
 
@@ -75,7 +78,7 @@ def gaussian_nll_per_row(
     Examples
     --------
     >>> from calipers.regression import gaussian_nll_per_row
-    >>> gaussian_nll_per_row([0.0, 0.0], [1.0, 1.0], targets=[0.0, 1.0]).round(4).tolist()
+    >>> gaussian_nll_per_row([0.0, 0.0], variance=[1.0, 1.0], targets=[0.0, 1.0]).round(4).tolist()
     [0.9189, 1.4189]
     """
     G = _checked(mean, variance, std, targets)
@@ -83,10 +86,11 @@ def gaussian_nll_per_row(
     return 0.5 * (_LOG_2PI + np.log(G.variance) + r * r / G.variance)
 
 
+@spread_by_name
 def gaussian_nll(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -103,9 +107,9 @@ def gaussian_nll(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -126,8 +130,9 @@ def gaussian_nll(
     return G.weighted_mean(gaussian_nll_per_row(G))
 
 
+@spread_by_name
 def dawid_sebastiani_per_row(
-    mean: Any, variance: Any = None, *, std: Any = None, targets: Any = None
+    mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
 ) -> np.ndarray:
     """Dawid-Sebastiani score of each row: ``log(sigma**2) + (y - mu)**2 / sigma**2``.
 
@@ -142,9 +147,9 @@ def dawid_sebastiani_per_row(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
 
@@ -157,7 +162,7 @@ def dawid_sebastiani_per_row(
     --------
     >>> import math
     >>> from calipers.regression import dawid_sebastiani_per_row
-    >>> s = dawid_sebastiani_per_row([1.0], [math.e], targets=[1.0 + math.sqrt(math.e)])
+    >>> s = dawid_sebastiani_per_row([1.0], variance=[math.e], targets=[1.0 + math.sqrt(math.e)])
     >>> s.round(6).tolist()
     [2.0]
     """
@@ -166,10 +171,11 @@ def dawid_sebastiani_per_row(
     return np.log(G.variance) + r * r / G.variance
 
 
+@spread_by_name
 def dawid_sebastiani(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -187,9 +193,9 @@ def dawid_sebastiani(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
@@ -203,15 +209,16 @@ def dawid_sebastiani(
     Examples
     --------
     >>> from calipers.regression import dawid_sebastiani
-    >>> dawid_sebastiani([0.0, 0.0], [1.0, 1.0], targets=[1.0, 3.0])
+    >>> dawid_sebastiani([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0])
     5.0
     """
     G = _checked(mean, variance, std, targets, sample_weight)
     return G.weighted_mean(dawid_sebastiani_per_row(G))
 
 
+@spread_by_name
 def crps_gaussian_per_row(
-    mean: Any, variance: Any = None, *, std: Any = None, targets: Any = None
+    mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
 ) -> np.ndarray:
     """Continuous ranked probability score of each row, closed form for a Gaussian.
 
@@ -225,9 +232,9 @@ def crps_gaussian_per_row(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
 
@@ -251,10 +258,11 @@ def crps_gaussian_per_row(
     return sigma * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - 1.0 / math.sqrt(math.pi))
 
 
+@spread_by_name
 def crps_gaussian(
     mean: Any,
-    variance: Any = None,
     *,
+    variance: Any = None,
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
@@ -270,9 +278,9 @@ def crps_gaussian(
     mean : array-like of shape (n,) or GaussianPredictions
         Predicted means (target units).
     variance : array-like of shape (n,), optional
-        Predicted variances (> 0). Exactly one of ``variance`` and ``std``.
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
     std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0).
+        Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
     sample_weight : array-like of shape (n,), optional
