@@ -475,7 +475,17 @@ def test_streamed_report_json(synthetic: Any) -> None:
     assert [b["count"] for b in bins] == [int(c) for c in table["count"]]
     assert np.allclose([b["observed"] for b in bins], table["observed"], rtol=1e-12)
     assert any("Recalibration was not run" in n for n in doc["notes"])
-    assert sorted(os.listdir(tmp / "rep")) == [".calipers-report", "report.json", "report.md"]
+    # the HTML too, with a reliability diagram from the per-bin totals (needs matplotlib)
+    import importlib.util
+
+    figures = ["figures"] if importlib.util.find_spec("matplotlib") else []
+    assert sorted(os.listdir(tmp / "rep")) == [
+        ".calipers-report",
+        *figures,
+        "report.html",
+        "report.json",
+        "report.md",
+    ]
 
 
 def test_streamed_report_refuses_latex(synthetic: Any) -> None:
@@ -484,7 +494,7 @@ def test_streamed_report_refuses_latex(synthetic: Any) -> None:
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         status = main(["report", str(tmp / "r.npz"), "--chunk-rows", "40", "--format", "latex"])
-    assert status == 3 and "markdown or json" in err.getvalue()
+    assert status == 3 and "markdown, json or html, not latex" in err.getvalue()
 
 
 def test_one_pass_equal_mass_within_the_printed_bound(synthetic: Any) -> None:
