@@ -629,16 +629,53 @@ def test_readme_examples_run() -> None:
 
 
 def test_readme_starts_with_the_two_commands() -> None:
+    """A one-line title and a one-sentence description, then, as the first code block, the
+    two commands that do all the set-up on a fresh machine."""
     readme = ROOT / "README.md"
     if not readme.exists():
         pytest.skip("README.md is not beside the tests")
     text = readme.read_text()
-    assert text.startswith("```")
-    first_block = text.split("```")[1].splitlines()[1:]
-    assert first_block == [
+    head, first_block = text.split("```")[:2]
+    lines = [line for line in head.splitlines() if line.strip()]
+    assert lines[0] == "# calipers" and len(lines) == 2, "title, one sentence, the commands"
+    assert not lines[1].startswith("#") and lines[1].endswith(".") and ". " not in lines[1]
+    assert first_block.splitlines()[1:] == [
         "pip install . && calipers demo",
         'pip install ".[test]" && python -m pytest',
     ]
+
+
+def _readme_synopsis() -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("\n## The command line\n") :]
+    return section.split("```text\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_synopsis_has_every_command_and_option() -> None:
+    """The README's synopsis names every subcommand, every long option of each and the
+    diagram kinds, as the parser defines them (``--help`` aside)."""
+    if not (ROOT / "README.md").exists():
+        pytest.skip("README.md is not beside the tests")
+    import argparse
+
+    synopsis = _readme_synopsis()
+    (commands,) = [
+        a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+    ]
+    missing = []
+    for name, parser in commands.choices.items():
+        if f"calipers {name}" not in synopsis:
+            missing.append(f"calipers {name}")
+        for action in parser._actions:
+            missing += [
+                f"calipers {name} {o}"
+                for o in action.option_strings
+                if o.startswith("--") and o != "--help" and o not in synopsis
+            ]
+            if not action.option_strings and action.choices:
+                missing += [f"calipers {name} {c}" for c in action.choices if c not in synopsis]
+    assert "calipers --version" in synopsis
+    assert not missing, "missing from the README's synopsis: " + ", ".join(missing)
 
 
 def test_readme_demo_table_is_current(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

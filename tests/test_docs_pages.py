@@ -1,7 +1,8 @@
 """The examples of the documentation pages run and print what the pages say.
 
 Every ```python block with ``>>>`` prompts in ``docs/getting-started.md``,
-``docs/which-number.md`` and ``docs/guide/*.md`` is run through :mod:`doctest`, as
+``docs/which-number.md``, ``docs/tour.md`` (the README's longer tour) and
+``docs/guide/*.md`` is run through :mod:`doctest`, as
 ``tests/test_cli.py`` runs README.md's examples (ELLIPSIS and NORMALIZE_WHITESPACE),
 one test per page. The blocks of a page share one namespace, in page order, and run
 in an empty temporary folder (the pages write files such as ``preds.npz`` into the
@@ -25,7 +26,12 @@ DOCS = ROOT / "docs"
 
 #: the pages whose examples are tested here (README.md is run by tests/test_cli.py)
 PAGES = sorted(
-    [DOCS / "getting-started.md", DOCS / "which-number.md", *(DOCS / "guide").glob("*.md")]
+    [
+        DOCS / "getting-started.md",
+        DOCS / "which-number.md",
+        DOCS / "tour.md",
+        *(DOCS / "guide").glob("*.md"),
+    ]
 )
 
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
@@ -73,7 +79,7 @@ def doctest_source(text: str, *, skip_matplotlib: bool) -> tuple[str, int]:
 
 def test_the_pages_are_found() -> None:
     names = {str(p.relative_to(DOCS)) for p in PAGES}
-    assert {"getting-started.md", "which-number.md", "guide/index.md"} <= names
+    assert {"getting-started.md", "which-number.md", "tour.md", "guide/index.md"} <= names
     assert len(PAGES) >= 10
 
 
@@ -127,3 +133,61 @@ def test_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
             plt.close("all")
     assert result.attempted > 0
     assert result.failed == 0, report.getvalue()
+
+
+# --------------------------------------------------------------------------- pages run otherwise
+
+
+def _section(text: str, heading: str) -> str:
+    """The text of a page's ``## heading`` section, up to the next ``## ``."""
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+def _fenced(text: str, kind: str) -> list[str]:
+    return re.findall(rf"```{kind}\n(.*?)```", text, re.S)
+
+
+def test_the_extras_table_lists_every_extra() -> None:
+    """docs/getting-started.md's table of extras has one row per extra of pyproject.toml."""
+    tomllib = pytest.importorskip("tomllib", reason="tomllib needs Python 3.11")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `([\w-]+)` \|", page, re.M))
+    assert rows == set(extras), (
+        f"extras missing from the table: {sorted(set(extras) - rows)}; "
+        f"rows for no extra: {sorted(rows - set(extras))}"
+    )
+
+
+def test_no_page_installs_calipers_from_an_index() -> None:
+    """calipers is installed from a checkout: ``pip install ".[extra]"``, never
+    ``pip install calipers[extra]`` (which looks for calipers on PyPI and fails)."""
+    pages = [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]
+    bad = [
+        f"{path.relative_to(ROOT)}: {m.group(0)}"
+        for path in pages
+        if "_build" not in path.parts and path.is_file()
+        for m in re.finditer(r"pip install ['\"]?calipers\[[^\]]*\]['\"]?", path.read_text("utf-8"))
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_pytorch_page_metric_objects_example_prints_what_the_page_shows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/pytorch.md, "Metric objects for training loops": the script and its printout."""
+    pytest.importorskip("torch", reason="the example needs PyTorch (pip install '.[torch]')")
+    pytest.importorskip(
+        "torchmetrics", reason="the example needs torchmetrics (pip install '.[torchmetrics]')"
+    )
+    section = _section(
+        (DOCS / "pytorch.md").read_text(encoding="utf-8"), "Metric objects for training loops"
+    )
+    (script,) = _fenced(section, "python")
+    (shown,) = _fenced(section, "text")
+    exec(compile(script, "docs/pytorch.md", "exec"), {"__name__": "__docs__"})
+    assert capsys.readouterr().out == shown
