@@ -116,7 +116,7 @@ def _best_by_nll(rows: list[dict[str, Any]]) -> str:
         return math.inf if math.isnan(v) else v
 
     keyed = [
-        (rank(_num(r["metrics"]["nll"])), rank(_num(r["metrics"]["brier"])), i)
+        (rank(_num(r["metrics"]["nll"])), rank(_num(r["metrics"].get("brier", "nan"))), i)
         for i, r in enumerate(rows)
     ]
     return str(rows[min(keyed)[2]]["method"])
@@ -540,3 +540,30 @@ def test_streamed_reliability_diagram_draws_the_bins_of_the_totals(tmp_path: Pat
     np.testing.assert_allclose(lefts, [b / 15 for b in full], atol=1e-12)
     np.testing.assert_allclose(heights, [y[idx == b].mean() for b in full], rtol=1e-12)
     np.testing.assert_array_equal(counts, [np.sum(idx == b) for b in full])
+
+
+def test_regression_report_summary_has_no_ece_words() -> None:
+    """A regression report has no ECE: its summary names the lowest-NLL method (the NLL of
+    N(mean, variance) computed here by hand for the uncalibrated row) and nothing about an
+    ECE verdict."""
+    from calipers.recalibration import VarianceScaling
+    from calipers.regression_report import regression_report
+
+    rng = np.random.default_rng(3)
+    mu = rng.normal(size=1600)
+    y = mu + 2.0 * rng.normal(size=1600)  # predicted variance 1, true 4: too narrow
+    var = np.ones(1600)
+    test = {"mean": mu[:800], "variance": var[:800], "targets": y[:800]}
+    cal = {"mean": mu[800:], "variance": var[800:], "targets": y[800:]}
+    rep = regression_report(
+        {"net": test}, calibration={"net": cal}, recalibrators=[VarianceScaling()]
+    )
+    nll0 = float(np.mean(0.5 * np.log(2 * np.pi) + 0.5 * (y[:800] - mu[:800]) ** 2))
+    rows = json.loads(rep.to_json())["rows"]
+    assert _num(rows[0]["metrics"]["nll"]) == pytest.approx(nll0, rel=1e-12)
+    assert _best_by_nll(rows) == "VarianceScaling"
+    ((model, text),) = rep._summary()
+    nll1 = _num(rows[1]["metrics"]["nll"])
+    assert text.startswith(f"Best by NLL: VarianceScaling (NLL {nll0:.4f} -> {nll1:.4f})")
+    summary = rep.to_summary()
+    assert "ECE" not in summary.split("| model |")[0]

@@ -411,6 +411,12 @@ class Report:
             out.append((model, text[:1].upper() + text[1:] + "." if text else ""))
         return out
 
+    def _summary_why(self) -> str:
+        """What the summary says, in parentheses (no ECE verdict without an ECE column)."""
+        if "ece" in self.columns:
+            return _SUMMARY_WHY
+        return "(per model: the lowest-NLL method, methods that worsened a proper score)"
+
     def _pointer(self, figures: bool) -> str | None:
         """The line under the table that says where the notes and verdicts went
         (``figures``: whether the rendering shows figures between them)."""
@@ -471,7 +477,7 @@ class Report:
         lines: list[str] = []
         summary = self._summary()
         if summary:
-            lines += [f"**{_SUMMARY_HEAD}** {_SUMMARY_WHY}", ""]
+            lines += [f"**{_SUMMARY_HEAD}** {self._summary_why()}", ""]
             lines += [f"- **{_md_cell(m)}**: {_md_cell(t)}" for m, t in summary]
             lines.append("")
         head = ["model", "method", "n", *(_LABELS[c] for c in self.columns)]
@@ -678,7 +684,7 @@ class Report:
         if not items:
             return ""
         return (
-            f"\\noindent\\textbf{{{esc(_SUMMARY_HEAD)}}} {esc(_SUMMARY_WHY)}\n"
+            f"\\noindent\\textbf{{{esc(_SUMMARY_HEAD)}}} {esc(self._summary_why())}\n"
             + _LATEX_LIST
             + "\n"
             + "".join(items)
@@ -805,7 +811,7 @@ class Report:
         if not items:
             return ""
         return (
-            f"<h2>{_SUMMARY_HEAD}</h2><p>{html.escape(_SUMMARY_WHY[1:-1].capitalize())}.</p>"
+            f"<h2>{_SUMMARY_HEAD}</h2><p>{html.escape(self._summary_why()[1:-1].capitalize())}.</p>"
             f'<ul class="calipers-summary">{items}</ul>'
         )
 
