@@ -476,3 +476,14 @@ def test_sklearn_std_passed_positionally_is_refused_not_misread() -> None:
 
     with pytest.raises(TypeError, match=r"VarianceScaling\.fit\(\) takes the predicted spread"):
         VarianceScaling().fit(mu, sd, targets=y)
+
+
+def test_gaussian_predictions_fields_are_keyword_only() -> None:
+    """GaussianPredictions(mu, sd, y, None) would read a std as a variance: refused."""
+    from calipers.regression import GaussianPredictions
+
+    one = np.ones(3)
+    with pytest.raises(TypeError):
+        GaussianPredictions(one, one, one, None)  # type: ignore[misc]
+    G = GaussianPredictions(mean=one, variance=one, targets=one, sample_weight=None)
+    assert gaussian_nll(G) == pytest.approx(0.5 * math.log(2 * math.pi))

@@ -86,12 +86,14 @@ def spread_by_name(func: _F) -> _F:
     return cast(_F, wrapper)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GaussianPredictions:
     """Validated Gaussian predictions N(mean, variance) and their targets.
 
     The internal form of every function of :mod:`calipers.regression`
     (Gruber & Buettner 2022, §5: a predicted mean and variance per row).
+    Build it with :func:`check_gaussian`, which validates the values; its
+    fields are keyword-only, so a spread is never read by position.
 
     Attributes
     ----------
