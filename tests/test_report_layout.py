@@ -426,6 +426,8 @@ def test_summary_against_independent_paired_intervals() -> None:
     assert md.index("- **m**: ") < md.index("| model | method |")
     page = rep._repr_html_()
     assert page.index("calipers-summary") < page.index("<table") < page.index("<details")
+    # the summary's heading keeps the case of NLL and ECE
+    assert "<p>Per model: the lowest-NLL method, its ECE&#x27;s verdict, " in rep.to_html()
 
 
 # ----------------------------------------------------------------------------- the --chunk-rows hint

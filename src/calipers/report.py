@@ -188,6 +188,11 @@ def _md_cell(s: str) -> str:
     return " ".join(s.split()).replace("|", r"\|")
 
 
+def _sentence(text: str) -> str:
+    """``text`` with its first letter upper case (the rest unchanged: "NLL" stays)."""
+    return text[:1].upper() + text[1:]
+
+
 def _json_number(v: float) -> Any:
     return v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
 
@@ -811,7 +816,7 @@ class Report:
         if not items:
             return ""
         return (
-            f"<h2>{_SUMMARY_HEAD}</h2><p>{html.escape(self._summary_why()[1:-1].capitalize())}.</p>"
+            f"<h2>{_SUMMARY_HEAD}</h2><p>{html.escape(_sentence(self._summary_why()[1:-1]))}.</p>"
             f'<ul class="calipers-summary">{items}</ul>'
         )
 
@@ -849,7 +854,7 @@ class Report:
         )
         if not (notes or verdicts):
             return ""
-        out = f'<details class="calipers-details"{" open" * open_}><summary>{html.escape(_APPENDIX_HEAD.split(": ", 1)[1].capitalize())}</summary>'
+        out = f'<details class="calipers-details"{" open" * open_}><summary>{html.escape(_sentence(_APPENDIX_HEAD.split(": ", 1)[1]))}</summary>'
         out += f'<ul class="calipers-flags">{notes}</ul>' if notes else ""
         if verdicts:
             why = html.escape(_VERDICTS_WHY)
