@@ -164,7 +164,7 @@ def test_histogram_binning_hand_computation() -> None:
     p0 = np.array([0.1, 0.25, 0.3, 0.5, 0.55, 0.8, 0.9, 0.95, 1.0])
     y = np.array([1, 1, 0, 1, 0, 0, 0, 1, 0])
     P = np.stack([p0, 1 - p0], axis=1)
-    hb = HistogramBinning(n_bins=4, renormalize=False).fit(P, y)
+    hb = HistogramBinning(n_bins=4, renormalize=False, smoothing="none").fit(P, y)
     # class 0: bin 0 = {.1, .25} -> 0/2; bin 1 = {.3, .5} -> 1/2; bin 2 = {.55} -> 1/1;
     #          bin 3 = {.8, .9, .95, 1} -> 3/4
     # class 1 (values .9, .75, .7, .5, .45, .2, .1, .05, 0): bin 0 = {.2, .1, .05, 0} with
@@ -175,15 +175,15 @@ def test_histogram_binning_hand_computation() -> None:
     T = np.array([[0.25, 0.75], [0.6, 0.4], [0.0, 1.0]])
     raw = np.array([[0.0, 0.5], [1.0, 0.5], [0.0, 1.0]])
     np.testing.assert_allclose(hb.predict_proba(T), raw)
-    hb_n = HistogramBinning(n_bins=4).fit(P, y)
+    hb_n = HistogramBinning(n_bins=4, smoothing="none").fit(P, y)
     np.testing.assert_allclose(hb_n.predict_proba(T), raw / raw.sum(1, keepdims=True))
 
 
 def test_histogram_binning_empty_bins() -> None:
     P = np.array([[0.9, 0.1], [0.8, 0.2], [0.85, 0.15]])
     y = np.array([0, 0, 1])
-    mid = HistogramBinning(n_bins=5, renormalize=False).fit(P, y)
-    zero = HistogramBinning(n_bins=5, renormalize=False, empty="zero").fit(P, y)
+    mid = HistogramBinning(n_bins=5, renormalize=False, smoothing="none").fit(P, y)
+    zero = HistogramBinning(n_bins=5, renormalize=False, empty="zero", smoothing="none").fit(P, y)
     # class 0 holds only bin 4 ((.8, 1]: .9, .85 -> 1/2) and bin 3 ((.6, .8]: .8 -> 1)
     np.testing.assert_allclose(mid.bin_values_[0], [0.1, 0.3, 0.5, 1.0, 0.5])
     np.testing.assert_allclose(zero.bin_values_[0], [0, 0, 0, 1.0, 0.5])
@@ -193,9 +193,11 @@ def test_histogram_binning_empty_bins() -> None:
     # a test row landing in empty bins of both classes: 0/0 after zeroing -> uniform
     T = np.array([[0.5, 0.5]])
     np.testing.assert_allclose(
-        HistogramBinning(5, empty="zero").fit(P, y).predict_proba(T), [[0.5, 0.5]]
+        HistogramBinning(5, empty="zero", smoothing="none").fit(P, y).predict_proba(T), [[0.5, 0.5]]
     )
-    np.testing.assert_allclose(HistogramBinning(5).fit(P, y).predict_proba(T), [[0.5, 0.5]])
+    np.testing.assert_allclose(
+        HistogramBinning(5, smoothing="none").fit(P, y).predict_proba(T), [[0.5, 0.5]]
+    )
 
 
 @pytest.mark.oracle
@@ -205,13 +207,13 @@ def test_histogram_binning_matches_verified_calibration_per_class() -> None:
     Pt, _ = _data(300, 4, seed=4)
     B = 15
     bins = list(np.arange(1, B + 1) / B)  # upper edges; bisect_left -> (lo, hi] bins
-    hb = HistogramBinning(n_bins=B, renormalize=False).fit(P, y)
+    hb = HistogramBinning(n_bins=B, renormalize=False, smoothing="none").fit(P, y)
     Q = hb.predict_proba(Pt)
     for k in range(4):
         f = cal.utils.get_histogram_calibrator(list(P[:, k]), list((y == k).astype(float)), bins)
         np.testing.assert_allclose(Q[:, k], f(Pt[:, k]), rtol=0, atol=1e-15)
     np.testing.assert_allclose(
-        HistogramBinning(n_bins=B).fit(P, y).predict_proba(Pt),
+        HistogramBinning(n_bins=B, smoothing="none").fit(P, y).predict_proba(Pt),
         Q / Q.sum(1, keepdims=True),
         atol=1e-15,
     )
@@ -230,7 +232,9 @@ def test_histogram_binning_matches_netcal(n: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = binning.HistogramBinning(bins=15).fit(P, y).transform(Pt)
-    np.testing.assert_allclose(HistogramBinning().fit(P, y).predict_proba(Pt), ref, atol=1e-15)
+    np.testing.assert_allclose(
+        HistogramBinning(smoothing="none").fit(P, y).predict_proba(Pt), ref, atol=1e-15
+    )
 
 
 def test_histogram_binning_top_label() -> None:
@@ -240,7 +244,7 @@ def test_histogram_binning_top_label() -> None:
     y = np.array([0, 1, 1, 0, 2])
     # confidences .7 .6 .75 .4 .8 with correctness 1 0 1 0 1; B = 2: bin 0 = [0, .5] -> 0/1,
     # bin 1 = (.5, 1] -> 3/4
-    hb = HistogramBinning(n_bins=2, mode="top_label").fit(P, y)
+    hb = HistogramBinning(n_bins=2, mode="top_label", smoothing="none").fit(P, y)
     np.testing.assert_allclose(hb.bin_values_, [0.0, 0.75])
     T = np.array([[0.6, 0.3, 0.1], [0.45, 0.35, 0.2], [1.0, 0.0, 0.0]])
     expected = np.array(
@@ -256,7 +260,7 @@ def test_histogram_binning_top_label() -> None:
     # binary top-label: confidence max(p, 1 - p), p = 0.5 predicts class 0
     pb = np.array([0.9, 0.2, 0.6, 0.5])
     yb = np.array([1, 1, 1, 0])  # correct: 1, 0, 1, 1
-    hbb = HistogramBinning(n_bins=2, mode="top_label").fit(pb, yb)
+    hbb = HistogramBinning(n_bins=2, mode="top_label", smoothing="none").fit(pb, yb)
     np.testing.assert_allclose(hbb.bin_values_, [1.0, 2 / 3])  # bin 0 = {.5} right
     np.testing.assert_allclose(hbb.predict_proba(np.array([0.95, 0.3, 0.5])), [2 / 3, 1 / 3, 0.0])
 
@@ -267,7 +271,7 @@ def test_histogram_binning_and_isotonic_exact_zero_gives_infinite_nll() -> None:
     y = np.array([0, 0, 0, 1, 1])
     T = np.array([[0.85, 0.15], [0.15, 0.85]])
     yt = np.array([1, 1])  # the first row's true class gets probability 0
-    for rc in (HistogramBinning(n_bins=5), IsotonicRegression()):
+    for rc in (HistogramBinning(n_bins=5, smoothing="none"), IsotonicRegression(smoothing="none")):
         Q = rc.fit(P, y).predict_proba(T)
         assert Q[0, 1] == 0.0
         with warnings.catch_warnings():
@@ -302,19 +306,23 @@ def test_isotonic_matches_sklearn_per_class(weighted: bool) -> None:
     Pt, _ = _data(300, 4, seed=6)
     Pt = np.vstack([Pt, np.full((1, 4), 0.25), np.eye(4)])  # includes out-of-range scores
     w = np.random.default_rng(0).integers(1, 4, size=500).astype(float) if weighted else None
-    raw = IsotonicRegression(renormalize=False).fit(P, y, sample_weight=w).predict_proba(Pt)
+    raw = (
+        IsotonicRegression(renormalize=False, smoothing="none")
+        .fit(P, y, sample_weight=w)
+        .predict_proba(Pt)
+    )
     ref = np.stack(
         [_sk_isotonic(P[:, k], (y == k).astype(float), w, Pt[:, k]) for k in range(4)], 1
     )
     np.testing.assert_allclose(raw, ref, rtol=0, atol=1e-12)
-    Q = IsotonicRegression().fit(P, y, sample_weight=w).predict_proba(Pt)
+    Q = IsotonicRegression(smoothing="none").fit(P, y, sample_weight=w).predict_proba(Pt)
     np.testing.assert_allclose(Q, ref / ref.sum(1, keepdims=True), rtol=0, atol=1e-12)
 
 
 def test_isotonic_step_interpolation_by_definition() -> None:
     P, y = _data(80, 3, seed=7)
     Pt, _ = _data(100, 3, seed=8)
-    ir = IsotonicRegression(renormalize=False, interpolation="step").fit(P, y)
+    ir = IsotonicRegression(renormalize=False, interpolation="step", smoothing="none").fit(P, y)
     Q = ir.predict_proba(Pt)
     for k in range(3):
         x, t = P[:, k], (y == k).astype(float)
@@ -333,14 +341,14 @@ def test_isotonic_step_interpolation_by_definition() -> None:
 def test_isotonic_binary_and_zero_weights() -> None:
     p = np.array([0.1, 0.3, 0.4, 0.6, 0.8, 0.9])
     y = np.array([0, 1, 0, 1, 1, 1])
-    ir = IsotonicRegression().fit(p, y)
+    ir = IsotonicRegression(smoothing="none").fit(p, y)
     # PAV: 0, (1 + 0)/2, (1 + 0)/2, 1, 1, 1; linear in between, clipped outside
     np.testing.assert_allclose(
         ir.predict_proba(np.array([0.0, 0.2, 0.35, 0.5, 1.0])), [0, 0.25, 0.5, 0.75, 1]
     )
     # a zero weight removes the row: dropping the 0.4 / label-0 row makes the fit 0, 1, 1, 1, 1
     w = np.array([1, 1, 0, 1, 1, 1.0])
-    irw = IsotonicRegression().fit(p, y, sample_weight=w)
+    irw = IsotonicRegression(smoothing="none").fit(p, y, sample_weight=w)
     np.testing.assert_allclose(irw.predict_proba(np.array([0.1, 0.2, 0.3, 0.5])), [0, 0.5, 1, 1])
 
 

@@ -208,7 +208,7 @@ def vs_data() -> tuple[np.ndarray, np.ndarray]:
 
 def test_vector_scaling_recovers_its_parameters(vs_data: Any) -> None:
     z, y = vs_data
-    vs = VectorScaling().fit(z, y)
+    vs = VectorScaling(reg="none").fit(z, y)
     np.testing.assert_allclose(vs.weights_, W_TRUE, atol=0.12)
     np.testing.assert_allclose(_centered(vs.bias_), B_TRUE, atol=0.12)
     assert abs(vs.bias_.sum()) < 1e-8  # the bias keeps the sum 0 of its start
@@ -218,7 +218,7 @@ def test_vector_scaling_recovers_its_parameters(vs_data: Any) -> None:
 def test_vector_scaling_is_the_maximum_likelihood_fit(vs_data: Any) -> None:
     z, y = vs_data
     z, y = z[:2000], y[:2000]
-    vs = VectorScaling().fit(z, y)
+    vs = VectorScaling(reg="none").fit(z, y)
     oracle = minimize(lambda x: _nll(z * x[:3] + x[3:], y), np.r_[np.ones(3), np.zeros(3)])
     ours = _nll(z * vs.weights_ + vs.bias_, y)
     assert ours <= oracle.fun + 1e-9
@@ -278,9 +278,9 @@ def test_vector_scaling_declared_properties_from_state() -> None:
     )
     # binary (n,) logits: z -> sigmoid(w_1 z + b_1 - b_0)
     zb, yb = _binary_data(400, 3)
-    vb = VectorScaling().fit(zb, yb)
+    vb = VectorScaling(reg="none").fit(zb, yb)
     assert vb.binary_ is True and vb.injective is True and vb.accuracy_preserving is False
-    lr = PlattScaling().fit(zb, yb)  # the same model
+    lr = PlattScaling(smooth_targets=False).fit(zb, yb)  # the same model (maximum likelihood)
     np.testing.assert_allclose(vb.predict_proba(zb), lr.predict_proba(zb), atol=1e-6)
 
 
@@ -464,7 +464,7 @@ def test_ets_temperature_bound_warns() -> None:
 def test_platt_matches_sklearn_logistic_regression() -> None:
     lm = pytest.importorskip("sklearn.linear_model")
     z, y = _binary_data(3000, 51)
-    ps = PlattScaling().fit(z, y)
+    ps = PlattScaling(smooth_targets=False).fit(z, y)
     lr = lm.LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(z[:, None], y)
     assert abs(ps.a_ - lr.coef_[0, 0]) < 1e-5
     assert abs(ps.b_ - lr.intercept_[0]) < 1e-5
@@ -503,7 +503,7 @@ def test_platt_separable_and_properties() -> None:
     z = np.array([-3.0, -2.0, -1.0, 1.0, 2.0, 3.5])
     y = np.array([0, 0, 0, 1, 1, 1])
     with pytest.warns(RuntimeWarning, match="separated"):
-        PlattScaling().fit(z, y)
+        PlattScaling(smooth_targets=False).fit(z, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sm = PlattScaling(smooth_targets=True).fit(z, y)  # finite optimum, no warning

@@ -170,6 +170,7 @@ def test_an_unfitted_recalibrator_round_trips_and_a_partial_state_is_refused() -
         "mode": "top_label",
         "renormalize": True,
         "empty": "midpoint",
+        "smoothing": "laplace",
     }
     with pytest.raises(CalibrationInputError, match="not fitted"):
         back.predict_proba(TEST_Z["multiclass"])

@@ -9,11 +9,46 @@ regression) are its constructor arguments, stored under their own names:
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 from typing import Any, TypeVar
 
 from ..validation import CalibrationInputError
 
-__all__ = ["Parameters"]
+__all__ = ["Parameters", "user_stacklevel"]
+
+#: The folder of the calipers package: frames in files under it are the library's.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning name the user's line, not the library's.
+
+    Called by the function that warns, it counts the frames from that function
+    up to the first one whose file lies outside the calipers package (the
+    user's call of ``fit``, whatever chain of calipers functions led there), so
+    that ``warnings.warn(message, category, stacklevel=user_stacklevel())``
+    reports the user's file and line.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from calipers.recalibration._params import user_stacklevel
+    >>> def warn_here() -> None:  # a function outside the calipers package
+    ...     warnings.warn("look", UserWarning, stacklevel=user_stacklevel())
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     warn_here()
+    >>> seen[0].filename.startswith("<doctest")  # the line above, not calipers
+    True
+    """
+    frame = sys._getframe(1)  # the function that warns
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
 
 _P = TypeVar("_P", bound="Parameters")
 

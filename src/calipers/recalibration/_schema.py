@@ -111,17 +111,24 @@ def _is_real(v: Any) -> bool:
 
 @dataclass(frozen=True)
 class Real:
-    """A finite real number, optionally bounded (a JSON integer is accepted for it)."""
+    """A finite real number, optionally bounded (a JSON integer is accepted for it).
+
+    ``none_ok``: ``null`` (None) is accepted too (a parameter whose default
+    depends on another one)."""
 
     lo: float | None = None
     hi: float | None = None
     lo_open: bool = False
     hi_open: bool = False
+    none_ok: bool = False
 
     def rule(self) -> str:
-        return "a finite number" + _bounds(self.lo, self.hi, self.lo_open, self.hi_open)
+        text = "a finite number" + _bounds(self.lo, self.hi, self.lo_open, self.hi_open)
+        return text + " or null" if self.none_ok else text
 
-    def coerce(self, v: Any, ctx: Values) -> float:
+    def coerce(self, v: Any, ctx: Values) -> float | None:
+        if v is None and self.none_ok:
+            return None
         if isinstance(v, dict) and set(v) == {"float"} and v["float"] in ("nan", "inf", "-inf"):
             v = float(v["float"])  # format 1 wrote non-finite floats this way
         if not _is_real(v):
@@ -367,12 +374,17 @@ class Schema:
 
     ``param_checks`` see the parameters; ``state_checks`` the parameters and
     the fitted state. Each check returns None or a sentence saying what is wrong.
+    ``legacy_params`` gives, for a parameter added after files were first
+    written, the value that a document without it means: the behaviour of the
+    version that wrote it (which need not be today's default), so that a
+    changed default never changes what an old file does.
     """
 
     params: Mapping[str, Field] = field(default_factory=dict)
     state: Mapping[str, Field] = field(default_factory=dict)
     param_checks: tuple[Check, ...] = ()
     state_checks: tuple[Check, ...] = ()
+    legacy_params: Mapping[str, Any] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -616,6 +628,8 @@ def _too_large(size: int, max_bytes: int) -> str:
 POSITIVE = Real(lo=0, lo_open=True)
 #: A finite number >= 0 (penalty weights).
 NON_NEGATIVE = Real(lo=0)
+#: A non-negative number, or null for "the default of the chosen option".
+NON_NEGATIVE_OR_NONE = Real(lo=0, none_ok=True)
 #: An iteration limit.
 MAX_ITER = Integer(lo=1)
 #: What every iterative fit records.

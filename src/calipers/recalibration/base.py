@@ -1272,7 +1272,9 @@ def load_recalibrator(
         raise CalibrationInputError(f"the document holds a {name}, not a {expected.__name__}")
     where = f"{name} file"
     fmt = check_document(doc, where, READABLE_FORMATS)
-    params = check_fields(cls.schema.params, doc["params"], where, "parameter")
+    # a parameter added later, absent from an older document, means its old behaviour
+    params_doc = {**cls.schema.legacy_params, **doc["params"]}
+    params = check_fields(cls.schema.params, params_doc, where, "parameter")
     run_checks(cls.schema.param_checks, params, where)
     state_doc: dict[str, Any] = doc["state"]
     if fmt == 1:

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._params import user_stacklevel
 from ._schema import ITERATIONS, MAX_ITER, NON_NEGATIVE, POSITIVE, Integer, Real, Schema
 from .base import Recalibrator, register
 from .vector_scaling import _check_positive, _lbfgs
@@ -174,7 +175,7 @@ class BetaCalibration(Recalibrator):
                 "likelihood has no finite maximiser; the parameters are where the optimiser "
                 "stopped",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _transform(self, S: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._params import user_stacklevel
 from ._schema import (
     ITERATIONS,
     MAX_ITER,
@@ -164,7 +165,7 @@ class BiasCorrectedTemperatureScaling(Recalibrator):
                 f"BiasCorrectedTemperatureScaling: the fitted temperature {self.temperature_:.6g} "
                 f"is at a bound of [{self.t_min:g}, {self.t_max:g}]",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _transform(self, S: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ._params import user_stacklevel
 from ._schema import ITERATIONS, MAX_ITER, Array, Real, Schema
 from .base import Recalibrator, _softmax, register
 from .temperature_scaling import _as_multiclass
@@ -164,7 +165,7 @@ class EnsembleTemperatureScaling(Recalibrator):
                 f"EnsembleTemperatureScaling: the fitted temperature {t:.6g} is at a bound of "
                 f"{_T_BOUNDS}",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         # the mixture's MSE is the quadratic w^T A w - 2 c^T w + 1/K
         comps = [_softmax(Z / t), _softmax(Z)]
@@ -195,7 +196,7 @@ class EnsembleTemperatureScaling(Recalibrator):
                 f"EnsembleTemperatureScaling: SLSQP did not converge for the weights: "
                 f"{res.message}",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         # SLSQP may return -1e-17 or a sum of 1 - 1e-16: put the weights on the simplex
         wts = np.clip(np.asarray(res.x, dtype=np.float64), 0.0, 1.0)

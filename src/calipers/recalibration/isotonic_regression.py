@@ -22,9 +22,23 @@ closer than about 1e-15; calipers merges only exact ties.
 
 Popordanoska et al. (2024) fits a different variant (min-max-scaled scores, no
 renormalisation, outputs clamped to [1e-7, 1 - 1e-7]; docs/how-calipers-computes.md §10);
-with ``renormalize=False`` this class gives the unscaled, unclamped version.
-Outputs can be exactly 0 on the true class, so the NLL can be infinite (seed
-000 Table 1 reports ``inf`` for IR).
+with ``renormalize=False, smoothing="none"`` this class gives the unscaled,
+unclamped version.
+
+Smoothing (``smoothing="laplace"``, the default): the PAV solution is
+constant on blocks of consecutive scores (isotonic regression is histogram
+binning with bins chosen by the data); each block's value, the frequency
+``k / n`` of its ``n`` calibration scores with ``k`` positives (weight totals
+with ``sample_weight``), becomes the Laplace estimate ``(k + 1) / (n + 2)``
+(Zadrozny & Elkan 2001; the value ``HistogramBinning`` gives its bins), and
+where that reverses the order of two adjacent blocks (small blocks only) they
+are pooled again (PAV with weights ``n + 2``), so the map stays non-decreasing.
+No output is then exactly 0 or 1 and the NLL is finite. With
+``smoothing="none"`` (the exact form of scikit-learn and netcal) outputs can
+be exactly 0 on the true class, so the NLL can be infinite (Chidambaram & Ge
+(2024) Table 1 reports ``inf`` for IR; on ``calipers demo``'s logistic
+regression the NLL goes from 0.1106 to ``inf``). Files written by earlier
+versions, which have no ``smoothing``, load with ``"none"``.
 """
 
 from __future__ import annotations
@@ -42,12 +56,14 @@ __all__ = ["IsotonicRegression"]
 
 
 def _fit_isotonic(
-    x: np.ndarray, t: np.ndarray, w: np.ndarray | None
+    x: np.ndarray, t: np.ndarray, w: np.ndarray | None, smoothing: str = "none"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Knots ``(x_j, g_j)`` of the weighted PAV fit of ``t`` on ``x`` (non-decreasing).
 
     Only the end points of each constant run are kept, which changes neither
-    the linear interpolation nor the step function.
+    the linear interpolation nor the step function. ``smoothing="laplace"``:
+    each constant run's value ``k / n`` becomes ``(k + 1) / (n + 2)``, then
+    runs are pooled again (weights ``n + 2``) where that broke the order.
     """
     from scipy.optimize import isotonic_regression
 
@@ -63,6 +79,15 @@ def _fit_isotonic(
     ym = np.add.reduceat(ws * ts, start) / wsum
     g = np.asarray(isotonic_regression(ym, weights=wsum, increasing=True).x, dtype=np.float64)
     g = np.clip(g, 0.0, 1.0)  # PAV means of 0/1 targets; removes last-ulp excursions only
+    if smoothing == "laplace":
+        run = np.concatenate([[0], np.cumsum(g[1:] != g[:-1])])  # constant run of each score
+        n_run = np.bincount(run, weights=wsum)
+        k_run = np.bincount(run, weights=wsum * ym)
+        v = np.asarray(
+            isotonic_regression((k_run + 1.0) / (n_run + 2.0), weights=n_run + 2.0).x,
+            dtype=np.float64,
+        )
+        g = np.clip(v, 0.0, 1.0)[run]
     keep_pt = np.ones(len(ux), dtype=bool)
     if len(ux) > 2:
         keep_pt[1:-1] = (g[1:-1] != g[:-2]) | (g[1:-1] != g[2:])
@@ -104,6 +129,10 @@ class IsotonicRegression(Recalibrator):
         Between fitted scores: linear interpolation (scikit-learn and netcal)
         or the step function (the value at the largest fitted score ``<= x``).
         Outside the fitted range the end values are used in both cases.
+    smoothing : {"laplace", "none"}, default "laplace"
+        The value of each constant run of the fit: the Laplace estimate
+        ``(k + 1) / (n + 2)`` (never 0 or 1: a finite NLL) or the frequency
+        ``k / n`` (scikit-learn's and netcal's exact isotonic regression).
 
     Attributes
     ----------
@@ -119,20 +148,28 @@ class IsotonicRegression(Recalibrator):
     >>> from calipers.recalibration.isotonic_regression import IsotonicRegression
     >>> p1 = np.array([0.1, 0.3, 0.4, 0.6, 0.8, 0.9])      # binary: P(y = 1)
     >>> y = np.array([0, 1, 0, 1, 1, 1])
-    >>> ir = IsotonicRegression().fit(p1, y)
+    >>> ir = IsotonicRegression(smoothing="none").fit(p1, y)
     >>> ir.thresholds_[0], ir.values_[0]                    # PAV pools 0.3 and 0.4
     (array([0.1, 0.3, 0.4, 0.6, 0.9]), array([0. , 0.5, 0.5, 1. , 1. ]))
     >>> ir.predict_proba(np.array([0.05, 0.2, 0.5, 0.95]))
     array([0.  , 0.25, 0.75, 1.  ])
-    >>> IsotonicRegression(interpolation="step").fit(p1, y).predict_proba(np.array([0.2, 0.5]))
+    >>> IsotonicRegression(interpolation="step", smoothing="none").fit(p1, y).predict_proba(
+    ...     np.array([0.2, 0.5])
+    ... )
     array([0. , 0.5])
+    >>> IsotonicRegression().fit(p1, y).values_[0]         # (0+1)/(1+2), (1+1)/(2+2), (3+1)/(3+2)
+    array([0.33333333, 0.5       , 0.5       , 0.8       , 0.8       ])
     """
 
     input = "probs"
     _accuracy_preserving = False
     _injective = False
     schema = Schema(
-        params={"renormalize": Flag(), "interpolation": OneOf(("linear", "step"))},
+        params={
+            "renormalize": Flag(),
+            "interpolation": OneOf(("linear", "step")),
+            "smoothing": OneOf(("laplace", "none")),
+        },
         state={
             # the fitted scores strictly increase; the fitted values do not decrease
             "thresholds_": ArrayList(Array((None,), order="increasing"), _n_maps),
@@ -142,15 +179,19 @@ class IsotonicRegression(Recalibrator):
                 like="thresholds_",
             ),
         },
+        # files written before the parameter existed hold unsmoothed fits
+        legacy_params={"smoothing": "none"},
     )
 
     def __init__(
         self,
         renormalize: bool = True,
         interpolation: Literal["linear", "step"] = "linear",
+        smoothing: Literal["laplace", "none"] = "laplace",
     ) -> None:
         self.renormalize = renormalize
         self.interpolation = interpolation
+        self.smoothing = smoothing
 
     def _fit(self, S: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
         if self.interpolation not in ("linear", "step"):
@@ -163,7 +204,7 @@ class IsotonicRegression(Recalibrator):
         targets = [y == 1] if S.ndim == 1 else [y == k for k in range(S.shape[1])]
         thr, val = [], []
         for x, t in zip(cols, targets, strict=True):
-            a, b = _fit_isotonic(x, t.astype(np.float64), w)
+            a, b = _fit_isotonic(x, t.astype(np.float64), w, str(self.smoothing))
             thr.append(a)
             val.append(b)
         self.thresholds_ = thr

@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from ._params import user_stacklevel
 from ._schema import Real, Schema
 from .base import Recalibrator, register
 
@@ -111,7 +112,7 @@ class MeanReplacement(Recalibrator):
                 f"MeanReplacement: the calibration accuracy {a:.6g} is not above 1/K = {1 / k:.6g}, "
                 "so the recalibrated arg-max differs from the model's prediction",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _transform(self, S: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._params import user_stacklevel
 from ._schema import ITERATIONS, MAX_ITER, POSITIVE, Flag, Integer, Real, Schema
 from .base import Recalibrator, register
 from .vector_scaling import _check_positive, _lbfgs
@@ -49,13 +50,20 @@ class PlattScaling(Recalibrator):
     ``(a, b)`` minimise the weighted mean cross-entropy
     ``mean_i w_i [log(1 + exp(s_i)) - t_i s_i]``, ``s_i = a z_i + b``, with
     gradient ``mean_i w_i (sigmoid(s_i) - t_i) (z_i, 1)``, by L-BFGS-B from
-    ``a = 1, b = 0`` (the identity). The targets ``t_i`` are the labels, or with
-    ``smooth_targets=True`` Platt's (1999, §2.2) out-of-sample targets
+    ``a = 1, b = 0`` (the identity). By default (``smooth_targets=True``) the
+    targets ``t_i`` are Platt's (1999, §2.2) out-of-sample targets
     ``(N+ + 1) / (N+ + 2)`` for positives and ``1 / (N- + 2)`` for negatives,
     ``N+-`` the numbers (with sample weights: the weight totals) of positives
-    and negatives. Without smoothing, a calibration set that the logit
-    separates has no finite optimum: a warning says so (a grows until the
-    optimiser stops).
+    and negatives, as in Platt (1999) and scikit-learn's
+    ``CalibratedClassifierCV(method="sigmoid")``: the fit is then always
+    finite, and never gives a probability of exactly 0 or 1. With
+    ``smooth_targets=False`` the targets are the labels themselves (the
+    maximum-likelihood logistic regression of the label on ``z``); a
+    calibration set that the logit separates then has no finite optimum: a
+    warning says so (a grows until the optimiser stops) and held-out
+    predictions can be 0 or 1 on the wrong side (an infinite NLL). Files
+    written by earlier versions store ``smooth_targets`` and load with the
+    value they were written with.
 
     Declared properties, from the fitted state (False before fitting):
 
@@ -66,7 +74,9 @@ class PlattScaling(Recalibrator):
 
     Parameters
     ----------
-    smooth_targets : bool, default False
+    smooth_targets : bool, default True
+        Platt's (1999) smoothed targets (True) or the 0/1 labels (False, the
+        unsmoothed maximum-likelihood fit; the default of earlier versions).
     tol : float, default 1e-10
         L-BFGS-B ``gtol``.
     max_iter : int, default 1000
@@ -87,6 +97,9 @@ class PlattScaling(Recalibrator):
     >>> ps = PlattScaling().fit(z, y)                            # true a = 0.5, b = -1
     >>> round(ps.a_, 1), round(ps.b_, 1)
     (0.5, -1.0)
+    >>> sep = PlattScaling().fit(np.array([-2.0, -1.0, 1.0, 2.0]), [0, 0, 1, 1])
+    >>> bool(0 < sep.predict_proba(np.array([-9.0]))[0] < 0.5)   # separable: still finite
+    True
     >>> ps.accuracy_preserving, ps.injective
     (False, True)
     """
@@ -99,7 +112,7 @@ class PlattScaling(Recalibrator):
     )
 
     def __init__(
-        self, smooth_targets: bool = False, tol: float = 1e-10, max_iter: int = 1000
+        self, smooth_targets: bool = True, tol: float = 1e-10, max_iter: int = 1000
     ) -> None:
         self.smooth_targets = smooth_targets
         self.tol = tol
@@ -156,7 +169,7 @@ class PlattScaling(Recalibrator):
                 f"likelihood has no finite maximiser; the fit stopped at a = {self.a_:.6g}, "
                 f"b = {self.b_:.6g} (use smooth_targets=True for a finite fit)",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _transform(self, S: np.ndarray) -> np.ndarray:

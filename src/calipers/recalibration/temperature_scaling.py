@@ -51,6 +51,7 @@ from typing import Literal
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._params import user_stacklevel
 from ._schema import (
     ITERATIONS,
     MAX_ITER,
@@ -336,14 +337,14 @@ class TemperatureScaling(Recalibrator):
             warnings.warn(
                 f"TemperatureScaling: the fitted temperature is {reason}",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         elif not converged:
             warnings.warn(
                 f"TemperatureScaling did not converge in {self.max_iter} iterations "
                 f"(T = {self.temperature_:.6g}); increase max_iter",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _fit_brier(self, Z: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
@@ -372,14 +373,14 @@ class TemperatureScaling(Recalibrator):
             warnings.warn(
                 f"TemperatureScaling (Brier) did not converge: {res.message}",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         elif edge < 1e-6:
             warnings.warn(
                 f"TemperatureScaling: the fitted temperature {self.temperature_:.6g} is at a bound "
                 f"of [{self.t_min:g}, {self.t_max:g}]",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _transform(self, S: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..regression import GaussianPredictions
 from ..validation import CalibrationInputError
+from ._params import user_stacklevel
 from ._schema import ITERATIONS, MAX_ITER, POSITIVE, Real, Schema
 from .regression_recalibrator import _GaussianOutput, register_regression
 
@@ -183,14 +184,14 @@ class VariancePlattScaling(_GaussianOutput):
                 f"VariancePlattScaling did not converge in {self.max_iter} iterations "
                 f"({res.message}); increase max_iter",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         if slope == 0.0:
             warnings.warn(
                 "VariancePlattScaling: the fitted slope w is 0, so the map is not injective "
                 "(every row gets the same variance)",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _variance(self, var: np.ndarray) -> np.ndarray:
