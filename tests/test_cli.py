@@ -14,6 +14,7 @@ import io
 import json
 import math
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -676,6 +677,28 @@ def test_readme_synopsis_has_every_command_and_option() -> None:
                 missing += [f"calipers {name} {c}" for c in action.choices if c not in synopsis]
     assert "calipers --version" in synopsis
     assert not missing, "missing from the README's synopsis: " + ", ".join(missing)
+
+
+def test_readme_counts_the_recalibration_methods() -> None:
+    """The README's count of recalibration methods is that of the public recalibrators."""
+    if not (ROOT / "README.md").exists():
+        pytest.skip("README.md is not beside the tests")
+    import inspect
+
+    from calipers.recalibration import Recalibrator, RegressionRecalibrator
+
+    words = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    number = {w: i + 1 for i, w in enumerate(words.split())}
+    text = " ".join((ROOT / "README.md").read_text().split())
+    m = re.search(r"\((\w+) classification and (\w+) regression methods", text)
+    assert m, "the README no longer counts the recalibration methods"
+    public = [getattr(cp.recalibration, n) for n in cp.recalibration.__all__]
+    classes = [c for c in public if inspect.isclass(c)]
+    n_cls = sum(issubclass(c, Recalibrator) and c is not Recalibrator for c in classes)
+    n_reg = sum(
+        issubclass(c, RegressionRecalibrator) and c is not RegressionRecalibrator for c in classes
+    )
+    assert (number[m.group(1)], number[m.group(2)]) == (n_cls, n_reg)
 
 
 def test_readme_demo_table_is_current(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
