@@ -54,6 +54,36 @@ __all__ = ["ECE", "ClasswiseECE", "BinnedProperCE", "NLL", "Brier"]
 
 _NORMS = ("l1", "l2", "max")
 
+_STREAMED_BINS = (
+    "the state is a fixed set of equal-width bins (n_bins=, edge_rule=); other binnings "
+    "(equal mass, ...) need all the data"
+)
+#: The functional's arguments that the metric objects do not take, and why.
+_NOT_TAKEN = {
+    "sample_weight": (
+        "the state holds unweighted per-bin counts and sums; for weighted data call the "
+        "function on all the data"
+    ),
+    "classes": (
+        "target must hold column indices 0 .. k-1 (a tensor holds no class names); map "
+        "other labels to their column first"
+    ),
+    "estimator": _STREAMED_BINS,
+    "selection": "the objects score the whole batch; select the rows before update()",
+    "divergence": "score='log' (KL) or 'brier' (squared difference) chooses it",
+    "aggregate": "bins are aggregated by their weight ('weighted')",
+    "class_aggregate": "the lens is one slice (top label or binary); see ClasswiseECE",
+}
+
+
+def _refuse(cls: str, functional: str, kwargs: dict[str, Any]) -> None:
+    """A clear error for an argument of ``functional`` that ``cls`` does not take."""
+    for key in kwargs:
+        if key in _NOT_TAKEN:
+            raise CalibrationInputError(
+                f"{cls} does not take {key}= (calipers.{functional} does): {_NOT_TAKEN[key]}"
+            )
+
 
 def _bin_sums(
     binning: EqualWidth, scores: torch.Tensor, targets: torch.Tensor
@@ -175,6 +205,7 @@ class ECE(_Binned):
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
+        _refuse(type(self).__name__, "ece", kwargs)
         super().__init__(**kwargs)
         if norm not in _NORMS:
             raise CalibrationInputError(f"norm must be 'l1', 'l2' or 'max'; got {norm!r}")
@@ -218,9 +249,11 @@ class ClasswiseECE(_Binned):
 
     Parameters
     ----------
-    num_classes : int
-        Number of classes ``k`` (``preds`` of shape (n, k); 1-D binary
-        ``preds`` need ``num_classes=2``).
+    num_classes : int, optional
+        Number of classes ``k`` (``preds`` of shape (n, k); 2 for 1-D binary
+        ``preds``). Default ``None``: read from the first batch, as
+        :func:`calipers.classwise_ece` reads it from ``probs``; pass it for
+        distributed runs (every process then starts with the same state shape).
     n_bins : int, default 15
     reduction : {"mean", "sum"}, default "mean"
     edge_rule : {"right", "left"}, default "right"
@@ -244,7 +277,7 @@ class ClasswiseECE(_Binned):
 
     def __init__(
         self,
-        num_classes: int,
+        num_classes: int | None = None,
         n_bins: int = 15,
         reduction: Literal["mean", "sum"] = "mean",
         edge_rule: Literal["right", "left"] = "right",
@@ -252,26 +285,40 @@ class ClasswiseECE(_Binned):
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
+        _refuse(type(self).__name__, "classwise_ece", kwargs)
         super().__init__(**kwargs)
         if reduction not in ("mean", "sum"):
             raise CalibrationInputError(f"reduction must be 'mean' or 'sum'; got {reduction!r}")
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+        if num_classes is not None and (
+            isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2
+        ):
             raise CalibrationInputError(f"num_classes must be an integer >= 2; got {num_classes!r}")
         self.binning = EqualWidth(n_bins, edge_rule)
         self.num_classes = num_classes
         self.reduction = reduction
         self.logits = logits
         self.validate = validate
-        self._init_states((num_classes, int(n_bins)))
+        # num_classes=None: no rows until the first batch says how many classes there are
+        self._init_states((0 if num_classes is None else num_classes, int(n_bins)))
 
     def update(self, preds: torch.Tensor, target: torch.Tensor) -> None:
         """Add a batch: ``preds`` of shape (n, num_classes) (or (n,) for two classes)."""
         P = self._check(preds, target)
         if P is None:
             return
-        if P.n_classes != self.num_classes:
+        rows = int(self.count.shape[0])
+        if rows == 0:  # num_classes=None and no batch yet (or since reset): the first one says
+            for name in ("count", "sum_score", "sum_target"):
+                shape = (P.n_classes, int(self.binning.n_bins))
+                setattr(self, name, torch.zeros(shape, dtype=torch.float64, device=self.device))
+        elif P.n_classes != rows:
+            made = (
+                f"num_classes={self.num_classes}"
+                if self.num_classes is not None
+                else f"{rows} classes read from its first batch"
+            )
             raise CalibrationInputError(
-                f"preds has {P.n_classes} classes; this metric was made with num_classes={self.num_classes}"
+                f"preds has {P.n_classes} classes; this metric was made with {made}"
             )
         for c, sl in enumerate(classwise(P)):
             cnt, s, t = _bin_sums(self.binning, sl.scores, sl.targets)
@@ -327,6 +374,7 @@ class BinnedProperCE(ECE):
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
+        _refuse(type(self).__name__, "calibration_error", kwargs)
         if score not in ("log", "brier"):
             raise CalibrationInputError(f"score must be 'log' or 'brier'; got {score!r}")
         super().__init__(
@@ -357,6 +405,7 @@ class _Mean(Metric):
     validate: bool
 
     def __init__(self, logits: bool = False, validate: bool = True, **kwargs: Any) -> None:
+        _refuse(type(self).__name__, type(self).__name__.lower(), kwargs)
         super().__init__(**kwargs)
         self.logits = logits
         self.validate = validate
@@ -391,6 +440,10 @@ class NLL(_Mean):
 
     Parameters
     ----------
+    clip : float, optional
+        As in :func:`calipers.nll`: the true-class probability is clipped to
+        ``[clip, 1 - clip]`` first (Kull et al. 2019 use 1e-15). Default: no
+        clipping.
     logits : bool, default False
         ``preds`` are logits (then computed as ``logsumexp(z) - z_y``).
     validate : bool, default True
@@ -408,8 +461,18 @@ class NLL(_Mean):
     0.458145
     """
 
+    def __init__(
+        self,
+        clip: float | None = None,
+        logits: bool = False,
+        validate: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(logits=logits, validate=validate, **kwargs)
+        self.clip = clip
+
     def _batch_mean(self, preds: torch.Tensor, target: torch.Tensor) -> Any:
-        return _nll(preds, target, logits=self.logits, validate=self.validate)
+        return _nll(preds, target, clip=self.clip, logits=self.logits, validate=self.validate)
 
 
 class Brier(_Mean):
@@ -444,6 +507,7 @@ class Brier(_Mean):
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
+        _refuse(type(self).__name__, "brier", kwargs)
         if reduction not in ("sum", "mean"):
             raise CalibrationInputError(f"reduction must be 'sum' or 'mean'; got {reduction!r}")
         super().__init__(logits=logits, validate=validate, **kwargs)

@@ -997,9 +997,15 @@ def check_predictions(
                 raise _err(f"row {i} of probs sums to 0 and cannot be renormalised")
             x = x / s
     top = None
-    if validate and not logits:
-        top = _fast_check_probs(x, sum_tol, rounding_eps)
-    y = _check_labels(labels, n, k, binary, x, classes)
+    try:
+        if validate and not logits:
+            top = _fast_check_probs(x, sum_tol, rounding_eps)
+        y = _check_labels(labels, n, k, binary, x, classes)
+    except CalibrationInputError as exc:  # the error path only: is it scikit-learn's order?
+        hint = _swapped_hint(x, labels, bool(logits))
+        if hint:
+            raise _err(f"{hint}. As given: {exc}") from None
+        raise
     w = _check_weight(sample_weight, n, x)
     return Predictions(
         probs=x,
@@ -1009,6 +1015,38 @@ def check_predictions(
         n_classes=k,
         _top=top,
         classes=None if classes is None else resolve_classes(classes, k),
+    )
+
+
+def _swapped_hint(x: Array, labels: Any, logits: bool) -> str:
+    """The hint for ``metric(labels, probs)``, scikit-learn's order, or ``""``.
+
+    Asked only once validation has failed: ``probs`` holds only non-negative
+    integers (labels) and ``labels`` holds finite non-integer numbers (in
+    ``[0, 1]`` unless ``logits``), of shape ``(n,)`` or ``(n, m)`` with every
+    ``probs`` value below ``m``.
+    """
+    try:
+        xn = _np(x)
+        yn = np.asarray(_np(labels) if is_torch(labels) else labels)
+        if xn.ndim != 1 or yn.dtype.kind != "f" or yn.shape[0] != xn.shape[0]:
+            return ""
+        if yn.ndim not in (1, 2) or not np.isfinite(yn).all() or not (yn != np.round(yn)).any():
+            return ""
+        if not (np.all(xn >= 0) and np.all(xn == np.round(xn))):
+            return ""
+        if not logits and not (yn.min() >= 0 and yn.max() <= 1):
+            return ""
+        if yn.ndim == 2 and not (yn.shape[1] >= 2 and xn.max() < yn.shape[1]):
+            return ""
+    except Exception:  # the hint never hides the error it explains
+        return ""
+    what = "logits" if logits else "probabilities"
+    return (
+        f"the arguments look swapped: probs holds only integers {int(xn.min())}..{int(xn.max())} "
+        f"(labels?) and labels holds non-integer {what}. calipers takes (probs, labels), "
+        "predictions first; scikit-learn's metrics take (y_true, y_prob), labels first: call "
+        "e.g. calipers.ece(p, y), not calipers.ece(y, p)"
     )
 
 

@@ -93,9 +93,12 @@ new class probabilities::
   ``cross_val_score`` work on (scores, labels). A single column ``(n, 1)``
   (scikit-learn's matrix of one feature) holds binary scores of class 1 and
   ``predict_proba`` then returns ``(n, 2)`` = ``[1 - p, p]``, as scikit-learn's
-  classifiers do; scikit-learn's probability scorers (``"neg_log_loss"``,
-  ``"roc_auc"``) read two columns, so binary scores go to them as ``p[:, None]``
-  (``(n,)`` in gives ``(n,)`` out). See docs/scikit-learn.md, and
+  classifiers do. scikit-learn's probability scorers (``"neg_log_loss"``,
+  ``"neg_brier_score"``, ``"roc_auc"``) read two columns: the copies its
+  ``clone`` makes (those ``GridSearchCV`` and ``cross_val_score`` fit) return
+  ``(n, 2)`` for ``(n,)`` scores too, so binary scores go to its tools as
+  ``(n,)`` or ``(n, 1)``; an object made by its constructor returns ``(n,)``
+  for ``(n,)``. See docs/scikit-learn.md, and
   :class:`calipers.RecalibratedClassifier` for a recalibrator on top of a
   fitted classifier.
 
@@ -447,6 +450,9 @@ class Recalibrator(Parameters):
     _classes: np.ndarray | None = None
     #: Fitted number of score columns when it is not the default (see ``n_features_in_``).
     _n_features_in: int | None = None
+    #: True on the copies scikit-learn's ``clone`` makes (see ``__sklearn_clone__``):
+    #: binary ``predict_proba`` then returns two columns also for ``(n,)`` scores.
+    _two_columns: bool = False
 
     # ------------------------------------------------------------------ declared properties
 
@@ -807,7 +813,7 @@ class Recalibrator(Parameters):
         self._check_state(name)  # parameters and fitted state (set_params, edited attributes)
         r = self._read_all(scores, logits, fitted=self._fitted_kind())
         Q = self._predict_read(r.S)
-        if r.column and Q.ndim == 1:
+        if (r.column or self._two_columns) and Q.ndim == 1:
             Q = np.stack([1.0 - Q, Q], axis=1)
         return Q, r
 
@@ -949,6 +955,25 @@ class Recalibrator(Parameters):
     def __sklearn_is_fitted__(self) -> bool:
         """Fitted? (scikit-learn's ``check_is_fitted`` asks this.)"""
         return hasattr(self, "n_classes_")
+
+    def __sklearn_clone__(self) -> Recalibrator:
+        """The unfitted copy ``sklearn.base.clone`` makes: a scikit-learn classifier throughout.
+
+        The same parameters (each cloned as ``clone`` does), and binary
+        :meth:`predict_proba` returns ``(n, 2)`` = ``[1 - p, p]`` also for
+        ``(n,)`` scores, as scikit-learn's scorers (``"neg_log_loss"``,
+        ``"neg_brier_score"``, ``"roc_auc"``) and ``cross_val_predict`` read
+        it: ``GridSearchCV``, ``cross_val_score`` and ``cross_validate`` fit such
+        copies, so they take binary scores as ``(n,)`` or ``(n, 1)``. An object
+        made by its constructor (or :meth:`load`) keeps ``(n,)`` out for
+        ``(n,)`` in. The probabilities are the same either way.
+        """
+        from sklearn.base import clone
+
+        params = {k: clone(v, safe=False) for k, v in self.get_params(deep=False).items()}
+        new = type(self)(**params)
+        new._two_columns = True
+        return new
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's estimator tags: a classifier of 1-D or 2-D scores.
