@@ -93,6 +93,16 @@ def _quiet() -> Iterator[None]:
         yield
 
 
+def _exact(cls: Any, **kw: Any) -> Any:
+    """``cls(**kw)`` with exact bin / isotonic frequencies (``smoothing="none"``) where the
+    class has that choice: outputs exactly 0 and 1 are possible."""
+    import inspect
+
+    if "smoothing" in inspect.signature(cls).parameters:
+        kw["smoothing"] = "none"
+    return cls(**kw)
+
+
 def _fit(rc: base.Recalibrator, *args: Any, **kw: Any) -> base.Recalibrator:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -424,7 +434,7 @@ def test_score_is_minus_the_nll_and_not_clipped() -> None:
     assert ts.score(z, y, sample_weight=w) == pytest.approx(want, rel=1e-12)
     # a true class at probability 0: -inf (scikit-learn's log_loss clips instead)
     p = np.array([0.05, 0.15, 0.95, 0.85])
-    hb = cp.HistogramBinning(n_bins=2).fit(p, [0, 0, 1, 1])
+    hb = _exact(cp.HistogramBinning, n_bins=2).fit(p, [0, 0, 1, 1])
     assert hb.score(np.array([0.1]), [1]) == -np.inf
 
 
@@ -480,12 +490,15 @@ def test_grid_search_on_binary_logits_with_the_default_score() -> None:
     grid = [5, 10, 20]
     with warnings.catch_warnings(), np.errstate(divide="ignore"):
         warnings.simplefilter("ignore")
-        gs = GridSearchCV(cp.HistogramBinning(), {"n_bins": grid}, cv=cv).fit(z, y)
+        gs = GridSearchCV(_exact(cp.HistogramBinning), {"n_bins": grid}, cv=cv).fit(z, y)
         want = [
             np.mean(
                 [
                     _loglik(
-                        cp.HistogramBinning(n_bins=b).fit(z[tr], y[tr]).predict_proba(z[te]), y[te]
+                        _exact(cp.HistogramBinning, n_bins=b)
+                        .fit(z[tr], y[tr])
+                        .predict_proba(z[te]),
+                        y[te],
                     )
                     for tr, te in cv.split(z, y)
                 ]
@@ -496,9 +509,10 @@ def test_grid_search_on_binary_logits_with_the_default_score() -> None:
     assert np.isneginf(want[-1]) and gs.best_params_ == {"n_bins": grid[int(np.argmax(want))]}
 
 
-def test_one_dimensional_scores_cannot_feed_scikit_learns_probability_scorers() -> None:
-    """scikit-learn's scorers read predict_proba(X).shape[1]; (n,) in gives (n,) out,
-    so binary scores go in as p[:, None] for them (docs/scikit-learn.md)."""
+def test_one_dimensional_scores_feed_scikit_learns_probability_scorers() -> None:
+    """scikit-learn's scorers read predict_proba(X)[:, 1]: the copies its clone makes give
+    two columns for (n,) scores, so (n,) and (n, 1) give the same grid search (it raised
+    IndexError on every fold before)."""
     z, y = _data("binary", 120, 9)
     gs = GridSearchCV(
         cp.TemperatureScaling(),
@@ -506,11 +520,11 @@ def test_one_dimensional_scores_cannot_feed_scikit_learns_probability_scorers() 
         scoring="neg_log_loss",
         error_score="raise",
     )
-    with pytest.raises(IndexError), _quiet():
-        gs.fit(z, y)
     with _quiet():
-        gs.fit(z[:, None], y)
-    assert np.all(np.isfinite(gs.cv_results_["mean_test_score"]))
+        flat = gs.fit(z, y).cv_results_["mean_test_score"]
+        col = gs.fit(z[:, None], y).cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(flat))
+    np.testing.assert_array_equal(flat, col)
 
 
 # ----------------------------------------------------------------------------- the (n, 1) rule
@@ -759,7 +773,14 @@ def test_wrapper_parameters_and_refusals() -> None:
     rc = cp.RecalibratedClassifier(model, cp.HistogramBinning())
     params = rc.get_params()
     assert params["method__n_bins"] == 15 and params["estimator"] is model
-    assert set(rc.get_params(deep=False)) == {"estimator", "method", "response_method"}
+    assert set(rc.get_params(deep=False)) == {
+        "estimator",
+        "method",
+        "response_method",
+        "cv",
+        "ensemble",
+    }
+    assert "estimator__C" not in params  # frozen (cv=None): not a parameter to tune
     assert rc.set_params(method__n_bins=7) is rc and rc.method.n_bins == 7
     rc.set_params(method=cp.IsotonicRegression(), method__renormalize=False)
     assert rc.method.renormalize is False
@@ -783,3 +804,126 @@ def test_wrapper_parameters_and_refusals() -> None:
     back = copy.deepcopy(fitted)
     np.testing.assert_array_equal(back.predict_proba(X[:5]), fitted.predict_proba(X[:5]))
     assert "RecalibratedClassifier(LogisticRegression()" in repr(fitted)
+
+
+# ----------------------------------------------------------------------------- cross-fitting
+
+
+def _exact_isotonic() -> cp.IsotonicRegression:
+    """Isotonic regression in scikit-learn's exact form (no smoothing of the fitted values)."""
+    return _exact(cp.IsotonicRegression)
+
+
+def _cancer() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return tuple(train_test_split(X, y, test_size=0.4, random_state=0, stratify=y))  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("ensemble", [True, False])
+@pytest.mark.parametrize("case", ["svc-sigmoid", "lr-sigmoid", "gnb-isotonic", "rf-isotonic-10"])
+def test_cross_fitting_equals_scikit_learns_calibrated_classifier_cv(
+    case: str, ensemble: bool
+) -> None:
+    """cv=5 with the same folds and the same method gives scikit-learn's
+    CalibratedClassifierCV probabilities: Platt's sigmoid with smoothed targets on the
+    decision function (to the optimisers' tolerance), isotonic regression on
+    predict_proba (exactly; one-vs-rest and renormalised for 10 classes)."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.datasets import load_digits
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.svm import SVC
+
+    if case == "rf-isotonic-10":
+        X, y = load_digits(return_X_y=True)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.4, random_state=0, stratify=y)
+    else:
+        Xtr, Xte, ytr, yte = _cancer()
+    est: Any = {
+        "svc-sigmoid": make_pipeline(StandardScaler(), SVC()),
+        "lr-sigmoid": make_pipeline(StandardScaler(), LogisticRegression()),
+        "gnb-isotonic": GaussianNB(),
+        "rf-isotonic-10": RandomForestClassifier(n_estimators=10, random_state=0),
+    }[case]
+    sigmoid = "sigmoid" in case
+    method: Any = cp.PlattScaling(smooth_targets=True) if sigmoid else _exact_isotonic()
+    cv = StratifiedKFold(5)
+    with _quiet():
+        sk = CalibratedClassifierCV(
+            est, method="sigmoid" if sigmoid else "isotonic", cv=cv, ensemble=ensemble
+        ).fit(Xtr, ytr)
+        rc = cp.RecalibratedClassifier(est, method, cv=cv, ensemble=ensemble).fit(Xtr, ytr)
+    assert not hasattr(est, "classes_")  # the template is cloned, never fitted itself
+    assert len(rc.calibrated_classifiers_) == (5 if ensemble else 1)
+    assert rc.response_method_ == ("decision_function" if sigmoid else "predict_proba")
+    np.testing.assert_array_equal(rc.classes_, sk.classes_)
+    np.testing.assert_allclose(
+        rc.predict_proba(Xte), sk.predict_proba(Xte), rtol=0, atol=1e-6 if sigmoid else 1e-12
+    )
+    np.testing.assert_array_equal(rc.predict(Xte), sk.predict(Xte))
+
+
+def test_cross_fitting_by_hand() -> None:
+    """ensemble=True: the mean of k wrappers fitted by hand (model on the training folds,
+    recalibrator on the held-out fold); ensemble=False: one recalibrator on the
+    out-of-fold decision values, paired with the model refitted on all the data."""
+    X, names = _split_data(3, seed=5)
+    classes = np.unique(names).tolist()
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    model = LogisticRegression(C=50.0)
+    ens = cp.RecalibratedClassifier(model, cp.TemperatureScaling(), cv=cv).fit(X, names)
+    pairs = []
+    oof = np.empty((len(names), 3))
+    for tr, te in cv.split(X, names):
+        m = clone(model).fit(X[tr], names[tr])
+        pairs.append(cp.RecalibratedClassifier(m, cp.TemperatureScaling()).fit(X[te], names[te]))
+        oof[te] = m.decision_function(X[te])
+    want = np.mean([p.predict_proba(X) for p in pairs], axis=0)
+    np.testing.assert_allclose(ens.predict_proba(X), want, rtol=0, atol=1e-15)
+    assert ens.classes_.tolist() == classes
+    one = cp.RecalibratedClassifier(model, cp.TemperatureScaling(), cv=cv, ensemble=False)
+    one = one.fit(X, names)
+    ts = cp.TemperatureScaling().fit(oof, names, logits=True, classes=classes)
+    full = clone(model).fit(X, names)
+    want = ts.predict_proba(full.decision_function(X), logits=True)
+    np.testing.assert_allclose(one.predict_proba(X), want, rtol=0, atol=1e-15)
+    assert one.method_.temperature_ == pytest.approx(ts.temperature_, rel=1e-12)  # row order
+
+
+def test_cross_fitting_in_a_grid_search_and_its_refusals() -> None:
+    """With cv the estimator is a template: estimator__C is a parameter to tune, clones
+    do not share it, and the user's object is never fitted or changed."""
+    X, y = _split_data(2, seed=6)
+    model = LogisticRegression()
+    rc = cp.RecalibratedClassifier(model, cp.PlattScaling(), cv=3)
+    assert rc.get_params()["estimator__C"] == 1.0
+    assert clone(rc).estimator is not model
+    with _quiet():
+        gs = GridSearchCV(rc, {"estimator__C": [0.01, 1.0]}, cv=3).fit(X, y)
+    assert np.all(np.isfinite(gs.cv_results_["mean_test_score"]))
+    assert model.C == 1.0 and not hasattr(model, "classes_")
+    with pytest.raises(ValueError, match=r"ensemble must be True or False"):
+        cp.RecalibratedClassifier(model, cv=3, ensemble="auto").fit(X, y)
+    rare = np.where(np.arange(len(y)) < 1, "zzz", y)  # a third class with one row
+    with warnings.catch_warnings(), pytest.raises(ValueError, match=r"fold \d has the classes"):
+        warnings.simplefilter("ignore", UserWarning)  # scikit-learn: 1 member < n_splits
+        cp.RecalibratedClassifier(model, cv=StratifiedKFold(3), ensemble=False).fit(X, rare)
+    from sklearn.neighbors import KNeighborsClassifier
+
+    with pytest.raises(ValueError, match=r"KNeighborsClassifier.fit takes no sample_weight"):
+        cp.RecalibratedClassifier(KNeighborsClassifier(), cv=3).fit(
+            X, y, sample_weight=np.ones(len(y))
+        )
+    # a Pipeline passes it to its last step: weights 1 are no weights, others change the fit
+    pipe = make_pipeline(StandardScaler(), LogisticRegression())
+    rc = cp.RecalibratedClassifier(pipe, cp.PlattScaling(), cv=3)
+    q = rc.fit(X, y).predict_proba(X)
+    np.testing.assert_allclose(rc.fit(X, y, sample_weight=np.ones(len(y))).predict_proba(X), q)
+    w = np.random.default_rng(0).uniform(0.1, 3.0, len(y))
+    assert np.abs(rc.fit(X, y, sample_weight=w).predict_proba(X) - q).max() > 1e-3
+    with pytest.raises(NotFittedError, match=r"pass cv=5 to cross-fit"):
+        cp.RecalibratedClassifier(LogisticRegression()).fit(X, y)

@@ -12,9 +12,16 @@ recalibration (temperature, vector or matrix scaling, beta calibration,
 histogram binning, ...), with calipers' input checks, and the result is saved
 or inspected as that method.
 
+With ``cv=k`` it cross-fits instead, as scikit-learn's
+``CalibratedClassifierCV(estimator, cv=k, ensemble=...)``: the (unfitted)
+estimator is fitted on each training fold and the recalibrator on the
+held-out fold, and the ``k`` pairs are averaged (``ensemble=True``), or one
+recalibrator is fitted on the out-of-fold outputs and paired with the
+estimator refitted on all the data (``ensemble=False``).
+
 scikit-learn is needed only by scikit-learn's tools (``clone``, the tags,
-``GridSearchCV``): it is imported by the methods they call, never by
-``import calipers``.
+``GridSearchCV``) and by ``cv``: it is imported by the methods they call,
+never by ``import calipers``.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ _COLUMN_Y = (
     "A column-vector y was passed when a 1d array was expected. Please change the shape of y "
     "to (n_samples,), for example using ravel()."
 )
-_PARAMS = ("estimator", "method", "response_method")
+_PARAMS = ("estimator", "method", "response_method", "cv", "ensemble")
 
 
 class RecalibratedClassifier:
@@ -73,11 +80,31 @@ class RecalibratedClassifier:
         Which of the estimator's outputs the recalibrator reads (see above);
         ``"decision_function"`` outputs are read as logits, ``"predict_proba"``
         outputs as probabilities.
+    cv : int, cross-validation splitter or iterable of splits, optional
+        Default ``None``: the estimator is fitted and frozen (post-hoc
+        recalibration on the calibration split given to ``fit``). Otherwise
+        the estimator is a template (unfitted; cloned, never fitted itself)
+        and ``fit(X, y)`` cross-fits on ``(X, y)`` with these folds (an int
+        ``k``: scikit-learn's ``StratifiedKFold(k)``): each of the ``k``
+        clones is fitted on a training split and its recalibrator on the
+        held-out split, so no row calibrates a model trained on it (Platt
+        1999; scikit-learn's ``CalibratedClassifierCV``). The estimator's
+        parameters are then tunable as ``estimator__<name>``.
+    ensemble : bool, default True
+        With ``cv``: ``True`` averages the probabilities of the ``k`` (model,
+        recalibrator) pairs; ``False`` fits one recalibrator on the
+        out-of-fold outputs of the ``k`` models and pairs it with the
+        estimator refitted on all of ``(X, y)``. Not used without ``cv``.
 
     Attributes
     ----------
     method_ : Recalibrator
-        The fitted recalibrator (save it with ``method_.save(path)``).
+        The fitted recalibrator (save it with ``method_.save(path)``); with
+        ``cv``, only when ``ensemble=False``.
+    calibrated_classifiers_ : list of RecalibratedClassifier
+        With ``cv``: the fitted (model, recalibrator) pairs whose
+        probabilities :meth:`predict_proba` averages (``k`` of them, or one
+        with ``ensemble=False``).
     classes_ : numpy.ndarray
         The estimator's ``classes_``.
     response_method_ : str
@@ -109,9 +136,18 @@ class RecalibratedClassifier:
     True
     >>> bool(rc.score(X[300:], y[300:]) >= -np.log(2))             # mean log-likelihood
     True
+
+    Cross-fitting an unfitted model, as ``CalibratedClassifierCV(est, cv=5)``:
+
+    >>> cv5 = cp.RecalibratedClassifier(LogisticRegression(), cp.PlattScaling(), cv=5)
+    >>> cv5 = cv5.fit(X[:300], y[:300])
+    >>> len(cv5.calibrated_classifiers_), cv5.predict_proba(X[300:]).shape
+    (5, (100, 2))
     """
 
     _estimator_type = "classifier"
+    #: Set by ``fit`` with ``cv`` (a declaration only: absent before).
+    calibrated_classifiers_: list[RecalibratedClassifier]
 
     def __init__(
         self,
@@ -119,29 +155,39 @@ class RecalibratedClassifier:
         method: Recalibrator | None = None,
         *,
         response_method: Literal["auto", "decision_function", "predict_proba"] = "auto",
+        cv: Any = None,
+        ensemble: bool = True,
     ) -> None:
         self.estimator = estimator
         self.method = method
         self.response_method = response_method
+        self.cv = cv
+        self.ensemble = ensemble
 
     # ------------------------------------------------------------------ parameters
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor arguments; with ``deep``, also ``method__<name>`` for the method's.
 
-        The estimator is frozen, so its own parameters are not listed (as
-        scikit-learn's ``FrozenEstimator``): setting them could not refit it.
+        Without ``cv`` the estimator is frozen, so its own parameters are not
+        listed (as scikit-learn's ``FrozenEstimator``): setting them could not
+        refit it. With ``cv`` it is a template fitted on every training fold,
+        and ``estimator__<name>`` are listed too.
         """
         out = {name: getattr(self, name) for name in _PARAMS}
-        method: Any = self.method
-        if deep and hasattr(method, "get_params"):
-            for key, value in method.get_params(deep=True).items():
-                out[f"method__{key}"] = value
+        nested: list[tuple[str, Any]] = [("method", self.method)]
+        if self.cv is not None:
+            nested.append(("estimator", self.estimator))
+        for prefix, obj in nested:
+            if deep and hasattr(obj, "get_params"):
+                for key, value in obj.get_params(deep=True).items():
+                    out[f"{prefix}__{key}"] = value
         return out
 
     def set_params(self, **params: Any) -> RecalibratedClassifier:
         """Set parameters (``method__n_bins=10`` sets the method's); returns ``self``."""
         nested: dict[str, Any] = {}
+        nested_estimator: dict[str, Any] = {}
         for key, value in params.items():
             name, sep, sub = key.partition("__")
             if name not in _PARAMS:
@@ -153,10 +199,12 @@ class RecalibratedClassifier:
                 setattr(self, name, value)
             elif name == "method":
                 nested[sub] = value
+            elif name == "estimator" and params.get("cv", self.cv) is not None:
+                nested_estimator[sub] = value  # a template, refitted on every fold
             else:
                 raise CalibrationInputError(
                     f"cannot set {key!r}: the {name} is frozen (fitted before, never refitted "
-                    "here); set a new estimator=... instead"
+                    "here, as cv=None); set a new estimator=..., or pass cv=... to cross-fit it"
                 )
         if nested:  # after the top-level ones, so that method=..., method__x=... works
             method: Any = self.method
@@ -166,6 +214,8 @@ class RecalibratedClassifier:
                     f"{method!r}; pass method=<a Recalibrator> first"
                 )
             method.set_params(**nested)
+        if nested_estimator:
+            self.estimator.set_params(**nested_estimator)
         return self
 
     def __repr__(self) -> str:
@@ -174,6 +224,10 @@ class RecalibratedClassifier:
             args.append(f"method={self.method!r}")
         if self.response_method != "auto":
             args.append(f"response_method={self.response_method!r}")
+        if self.cv is not None:
+            args.append(f"cv={self.cv!r}")
+        if self.ensemble is not True:
+            args.append(f"ensemble={self.ensemble!r}")
         return f"RecalibratedClassifier({', '.join(args)})"
 
     # ------------------------------------------------------------------ scikit-learn protocol
@@ -187,10 +241,16 @@ class RecalibratedClassifier:
         from sklearn.base import clone
 
         method = None if self.method is None else clone(self.method)
-        return type(self)(self.estimator, method, response_method=self.response_method)
+        return type(self)(
+            self.estimator if self.cv is None else clone(self.estimator),
+            method,
+            response_method=self.response_method,
+            cv=self.cv,
+            ensemble=self.ensemble,
+        )
 
     def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "method_")
+        return hasattr(self, "method_") or hasattr(self, "calibrated_classifiers_")
 
     def __sklearn_tags__(self) -> Any:
         """A classifier that takes what the frozen estimator takes (its input tags)."""
@@ -271,12 +331,19 @@ class RecalibratedClassifier:
         -------
         RecalibratedClassifier
         """
+        for key in ("calibrated_classifiers_", "method_"):  # a refit starts from nothing
+            self.__dict__.pop(key, None)
+        if self.cv is not None:
+            from ._cross_fit import cross_fit
+
+            return cross_fit(self, X, y, sample_weight)
         classes = getattr(self.estimator, "classes_", None)
         if classes is None:
             raise _not_fitted(
                 f"RecalibratedClassifier recalibrates a fitted classifier, and the estimator "
                 f"{type(self.estimator).__name__} is not fitted (it has no classes_): fit it on "
-                "a training split first, then fit this on a calibration split"
+                "a training split first, then fit this on a calibration split; or pass cv=5 to "
+                "cross-fit it here (as scikit-learn's CalibratedClassifierCV)"
             )
         classes = np.asarray(classes)
         if y is None:
@@ -307,15 +374,22 @@ class RecalibratedClassifier:
     # ------------------------------------------------------------------ predicting
 
     def _check_is_fitted(self) -> None:
-        if not hasattr(self, "method_"):
+        if not self.__sklearn_is_fitted__():
             raise _not_fitted(
                 "this RecalibratedClassifier is not fitted yet; call fit(X, y) on a calibration "
                 "split first"
             )
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Recalibrated probabilities, shape ``(n, n_classes)`` in the order of ``classes_``."""
+        """Recalibrated probabilities, shape ``(n, n_classes)`` in the order of ``classes_``.
+
+        With ``cv``: the mean of the ``calibrated_classifiers_``' probabilities
+        (one pair with ``ensemble=False``).
+        """
         self._check_is_fitted()
+        members = self.__dict__.get("calibrated_classifiers_")
+        if members is not None:
+            return np.asarray(sum(m.predict_proba(X) for m in members) / len(members))
         scores = self._scores(X, self.response_method_, int(self.classes_.shape[0]))
         q = self.method_.predict_proba(scores, logits=self.response_method_ == "decision_function")
         q = np.asarray(q, dtype=np.float64)
