@@ -569,3 +569,37 @@ def test_regression_report_summary_has_no_ece_words() -> None:
     assert text.startswith(f"Best by NLL: VarianceScaling (NLL {nll0:.4f} -> {nll1:.4f})")
     summary = rep.to_summary()
     assert "ECE" not in summary.split("| model |")[0]
+
+
+def test_demo_page_shows_a_figure_in_the_first_screen_in_chromium(
+    demo: dict[str, Any], tmp_path: Path
+) -> None:
+    """Rendered by headless Chromium 1200 px wide, the demo's first figure starts within
+    the first 1500 px (it started at 4071 px when the verdicts came before the figures)."""
+    import subprocess
+
+    from test_report_html import _browser
+
+    browser = _browser()
+    page = (demo["out"] / "report.html").read_text()
+    probe = tmp_path / "probe.html"
+    script = (
+        "<script>document.body.setAttribute('data-top', Math.round("
+        "document.querySelector('img').getBoundingClientRect().top + window.scrollY));"
+        "</script></body>"
+    )
+    probe.write_text(page.replace("</body>", script))
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--user-data-dir=" + str(tmp_path / "profile"),
+        "--window-size=1200,1000",
+    ]
+    dom = subprocess.run(
+        [browser, *flags, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    top = int(re.search(r'data-top="(\d+)"', dom.stdout).group(1))  # type: ignore[union-attr]
+    assert 0 < top <= 1500, top
