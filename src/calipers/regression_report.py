@@ -18,7 +18,7 @@ column                      what (function)
 ``pit_ks``                  Kolmogorov-Smirnov distance of the PIT values from
                             uniform (Kuleshov et al. 2018;
                             :func:`calipers.regression.pit_histogram`)
-``interval_ce``             interval coverage error: mean |coverage - level|
+``interval_ce``             interval coverage error: mean ``|coverage - level|``
                             of the central intervals at levels 0.05, 0.10,
                             ..., 0.95 (Kuleshov et al. 2018;
                             :func:`calipers.regression.interval_coverage_error`;
