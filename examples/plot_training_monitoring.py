@@ -21,7 +21,7 @@ label, the refinement NLL - CE_KL and the top-label ECE (Guo et al. 2017), and,
 for comparison, the kernel estimator of Popordanoska et al. (2024), which
 needs all the validation predictions at once.
 
-It needs PyTorch and torchmetrics (``pip install "calipers[torchmetrics]"``)
+It needs PyTorch and torchmetrics (``pip install ".[torchmetrics]"`` in a checkout)
 and scikit-learn; the documentation is built without this example when they
 are missing.
 """
@@ -44,7 +44,7 @@ try:
     from calipers.torchmetrics import ECE, NLL, BinnedProperCE
 except ImportError as err:  # the documentation is built without this example then
     raise ImportError(
-        "this example needs PyTorch and torchmetrics: pip install 'calipers[torchmetrics]'"
+        "this example needs PyTorch and torchmetrics: pip install '.[torchmetrics]'"
     ) from err
 
 QUICK = os.environ.get("CALIPERS_GALLERY_QUICK", "") not in ("", "0")
