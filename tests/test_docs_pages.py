@@ -164,9 +164,10 @@ def test_the_extras_table_lists_every_extra() -> None:
 
 
 def test_no_page_installs_calipers_from_an_index() -> None:
-    """calipers is installed from a checkout: ``pip install ".[extra]"``, never
+    """The pages and the gallery install calipers from a checkout: ``pip install ".[extra]"``, never
     ``pip install calipers[extra]`` (which looks for calipers on PyPI and fails)."""
-    pages = [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]
+    pages = [*sorted(DOCS.rglob("*.md")), *sorted((ROOT / "examples").glob("*.py"))]
+    pages += [ROOT / "README.md"]
     bad = [
         f"{path.relative_to(ROOT)}: {m.group(0)}"
         for path in pages
