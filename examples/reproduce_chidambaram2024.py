@@ -254,8 +254,9 @@ def recalibrate(zc: np.ndarray, yc: np.ndarray, zt: np.ndarray) -> dict[str, np.
     pc, pt = softmax(zc, axis=1), softmax(zt, axis=1)
     out = {"uncalibrated": pt}
     out["TS"] = cp.TemperatureScaling().fit(zc, yc, logits=True).predict_proba(zt, logits=True)
-    out["HB"] = cp.HistogramBinning(n_bins=15).fit(pc, yc).predict_proba(pt)
-    out["IR"] = cp.IsotonicRegression().fit(pc, yc).predict_proba(pt)
+    # netcal's exact bin frequencies, as the paper used (calipers' default smooths them)
+    out["HB"] = cp.HistogramBinning(n_bins=15, smoothing="none").fit(pc, yc).predict_proba(pt)
+    out["IR"] = cp.IsotonicRegression(smoothing="none").fit(pc, yc).predict_proba(pt)
     out["MRR"] = cp.MeanReplacement().fit(pc, yc).predict_proba(pt)
     return out
 

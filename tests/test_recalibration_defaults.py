@@ -350,3 +350,13 @@ def test_fit_warnings_name_the_callers_line(case: int) -> None:
         call()
     mine = [r for r in record if match in str(r.message)]
     assert mine and all(r.filename == __file__ for r in mine), [r.filename for r in mine]
+
+
+def test_the_long_lbfgs_memory_is_bounded() -> None:
+    """100 correction pairs at digits' 110 parameters; a matrix scaling of 1000 classes
+    (10^6 parameters) keeps SciPy's 10 (two 10 x 10^6 float64 arrays, 160 MB; 100 pairs
+    would take 1.6 GB)."""
+    from calipers.recalibration.matrix_scaling import _memory
+
+    assert _memory(110) == 100 and _memory(30_000) == 100
+    assert _memory(10**6) == 10 and 2 * _memory(10**5) * 10**5 * 8 <= 48e6 + 1

@@ -58,8 +58,11 @@ def _shift(W: np.ndarray) -> np.ndarray:
     return W - off_mean[None, :]
 
 
-#: L-BFGS memory (correction pairs) of the matrix and vector scaling fits.
-_MEMORY = 100
+def _memory(n_params: int) -> int:
+    """L-BFGS memory (correction pairs): 100 for up to 30 000 parameters (k <= 172), fewer
+    above, so that its two ``m x n_params`` float64 arrays stay within ~48 MB (never below
+    SciPy's default 10)."""
+    return int(min(100, max(10, 3_000_000 // max(n_params, 1))))
 
 
 @register
@@ -315,7 +318,7 @@ class MatrixScaling(Recalibrator):
             tol=self.tol,
             max_iter=self.max_iter,
             name="MatrixScaling",
-            maxcor=_MEMORY,
+            maxcor=_memory(x0.size),
         )
         Wt = x[: k * k].reshape(k, k)
         W = Wt @ M

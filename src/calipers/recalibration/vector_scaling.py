@@ -442,7 +442,7 @@ class VectorScaling(Recalibrator):
             tol=self.tol,
             max_iter=self.max_iter,
             name="VectorScaling",
-            maxcor=2 * k + 2,  # the whole curvature of the 2k parameters (L-BFGS-B's memory)
+            maxcor=min(2 * k + 2, 100),  # L-BFGS-B's memory: all 2k parameters' curvature
         )
         self.weights_ = x[:k] / sd
         if bias:
