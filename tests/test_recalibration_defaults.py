@@ -360,3 +360,24 @@ def test_the_long_lbfgs_memory_is_bounded() -> None:
 
     assert _memory(110) == 100 and _memory(30_000) == 100
     assert _memory(10**6) == 10 and 2 * _memory(10**5) * 10**5 * 8 <= 48e6 + 1
+
+
+@pytest.mark.parametrize("cls", [cp.VectorScaling, cp.MatrixScaling])
+def test_a_split_the_arg_max_separates_stays_as_sharp_as_temperature_scaling(cls: type) -> None:
+    """No finite optimum without a bound: the fit sharpened to weights ~1e4 and held-out
+    rows of probability 0 (NLL inf, where the input's is 0.85); temperature scaling stops
+    at its bound t_min = 0.01 (inverse temperature 100), and so do these now."""
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(300, 5))
+    y = z.argmax(1)  # the calibration split is separated by the arg-max
+    zt = rng.normal(size=(2000, 5))
+    yt = (zt + 0.3 * rng.normal(size=zt.shape)).argmax(1)
+    assert cp.nll(zt, yt, logits=True) < 1.0
+    with pytest.warns(RuntimeWarning, match="lower bound"):
+        ts = cp.TemperatureScaling().fit(z, y, logits=True)
+    ts_nll = cp.nll(ts.predict_proba(zt, logits=True), yt)
+    rc = cls().fit(z, y, logits=True)
+    nll = cp.nll(rc.predict_proba(zt, logits=True), yt)
+    assert np.isfinite(nll) and abs(nll - ts_nll) < 0.01, (nll, ts_nll)
+    W = np.diag(rc.weights_) if rc.weights_.ndim == 1 else rc.weights_
+    assert (np.trace(W) - W.sum() / 5) / 4 < 100.01  # the inverse temperature's bound

@@ -32,6 +32,7 @@ from ._schema import (
 from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
 from .vector_scaling import (
+    MAX_SCALE,
     TEMPERATURE_LAMBDA,
     TEMPERATURE_MU,
     _check_positive,
@@ -93,7 +94,12 @@ class MatrixScaling(Recalibrator):
     number of calibration rows (the weight total with ``sample_weight``:
     weights count as rows): the penalty is a prior of fixed strength on the
     summed log-likelihood, strong on a small split and fading on a large one.
-    A strong penalty gives temperature scaling (with a bias). ODIR leaves the diagonal free:
+    A strong penalty gives temperature scaling (with a bias). The inverse
+    temperature ``s* = tr(P W) / (k - 1)`` of the nearest temperature scaling is
+    kept below 100 (``+ max(0, s* - 100)^2``), the bound of temperature scaling's
+    ``t_min = 0.01``: a calibration split that the arg-max separates has no
+    finite optimum otherwise (the fit would sharpen without end, and give
+    held-out rows of probability 0). ODIR leaves the diagonal free:
     on digits with an SVC's decision values (539 rows, 10 classes), where a
     class's logit separates the calibration split, unregularised matrix
     scaling has weights in the thousands and an infinite held-out NLL, and
@@ -291,7 +297,7 @@ class MatrixScaling(Recalibrator):
             loss, G = _softmax_nll(U @ Wt.T + bt, y, w)
             gW = G.T @ U
             gb = G.sum(axis=0)
-            if lam or mu_reg:  # the penalty, minimised over the directions softmax ignores
+            if lam or mu_reg or towards_t:  # the penalty (ODIR: over softmax's directions)
                 W = Wt @ M
                 b = bt - Wt @ Mmu
                 Rb = b - b.mean()
@@ -299,6 +305,11 @@ class MatrixScaling(Recalibrator):
                     d, dW = _temperature_distance(W)
                     loss += c_w * d + c_b * float(Rb @ Rb)
                     pW = c_w * dW
+                    # the inverse temperature tr(P W) / (k - 1) kept below MAX_SCALE
+                    over = (float(np.trace(W)) - float(W.sum()) / k) / (k - 1) - MAX_SCALE
+                    if over > 0:
+                        loss += over * over
+                        pW = pW + 2.0 * over / (k - 1) * (np.eye(k) - 1.0 / k)
                 else:
                     Rw = _shift(W) * off
                     loss += c_w * float(np.sum(Rw * Rw)) + c_b * float(Rb @ Rb)

@@ -47,6 +47,9 @@ __all__ = ["VectorScaling"]
 #: NLL on digits with an SVC and a logistic regression, and on DenseNet-40 / CIFAR-10).
 TEMPERATURE_LAMBDA = 10.0
 TEMPERATURE_MU = 10.0
+#: Largest inverse temperature (mean weight) of the penalised fits: ``1 / t_min`` of
+#: temperature scaling's default bounds.
+MAX_SCALE = 100.0
 
 
 def _logit_spread(Z: np.ndarray, w: np.ndarray | None) -> float:
@@ -245,6 +248,9 @@ class VectorScaling(Recalibrator):
     split grows (the fit tends to maximum likelihood). The common
     scale of the weights (the inverse temperature) is not penalised, so a
     strong penalty gives temperature scaling, and a weak one vector scaling.
+    The mean weight is kept below 100 (``+ max(0, mean w - 100)^2``), the bound
+    of temperature scaling's ``t_min = 0.01``: a calibration split that the
+    arg-max separates has no finite optimum otherwise.
     This follows the idea of Kull et al.'s (2019) off-diagonal and intercept
     regularisation (ODIR) of matrix scaling, shrinking what temperature scaling
     does not have (here: unequal weights, and the intercepts, with ODIR's
@@ -403,7 +409,8 @@ class VectorScaling(Recalibrator):
         U = (Z - mu) / sd
 
         lam = mu_reg = 0.0
-        if self.reg == "temperature":  # the penalty's weights, in the units of w and b
+        towards = self.reg == "temperature"
+        if towards:  # the penalty's weights, in the units of w and b
             n = _n_eff(Z.shape[0], w)
             lam = float(self.lambda_) * _logit_spread(Z, w) * (1.0 - 1.0 / k) / n
             mu_reg = float(self.mu) / n if bias else 0.0
@@ -415,11 +422,15 @@ class VectorScaling(Recalibrator):
             loss, G = _softmax_nll(A, y, w)
             gw = np.einsum("ij,ij->j", G, U)
             gb = G.sum(axis=0)
-            if lam or mu_reg:  # w = x_w / sd, b = x_b - w * mu
+            if towards:  # w = x_w / sd, b = x_b - w * mu
                 wt = x[:k] / sd
                 dev = wt - wt.mean()
                 loss += lam * float(dev @ dev)
                 pw = 2.0 * lam * dev
+                over = float(wt.mean()) - MAX_SCALE  # the mean weight kept below MAX_SCALE
+                if over > 0:
+                    loss += over * over
+                    pw = pw + 2.0 * over / k
                 if bias:
                     rb = x[k:] - wt * mu
                     rb -= rb.mean()
