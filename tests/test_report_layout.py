@@ -204,7 +204,17 @@ def test_demo_summary_names_what_the_json_says(demo: dict[str, Any]) -> None:
         else:
             assert f"Best by NLL: {best} (" in text
         row = next(r for r in rows if r["method"] == best)
-        assert f"ECE {row['metrics']['ece']:.4f}: {row['verdicts']['ece']['verdict']}" in text
+        # the meaning first, so that "resolved" is not read as "fixed"
+        v = row["verdicts"]["ece"]
+        meaning = {
+            "resolved": "miscalibrated beyond the noise and the estimator's bias",
+            "not_distinguishable": "within the noise of a calibrated model",
+            "cannot_resolve": "too close to the estimator's bias at this n",
+        }[v["category"]]
+        short = {"not_distinguishable": "not distinguishable"}.get(v["category"], v["verdict"])
+        short = short.split(":")[0]
+        assert f"ECE {row['metrics']['ece']:.4f}: {meaning}" in text
+        assert f"({short})" in text
         na = [x["method"] for x in doc["not_applicable"] if x["model"] == model]
         if na:
             assert text.rstrip(".").endswith("not applicable: " + ", ".join(na))

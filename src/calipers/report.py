@@ -234,6 +234,19 @@ _APPENDIX_HEAD = "Appendix: notes and verdicts"
 #: (negatively oriented: lower is better).
 _PROPER_SCORES = ("nll", "brier", "dss", "crps")
 
+#: What each verdict of :mod:`calipers.verdict` means, as the per-model summary says it:
+#: the meaning first (a reader skimming the first screen must not read "resolved" as
+#: "fixed"), the verdict's own name in parentheses.
+_SUMMARY_VERDICTS: dict[str, str] = {
+    "resolved": "miscalibrated beyond the noise and the estimator's bias at this n (resolved)",
+    "not_distinguishable": (
+        "within the noise of a calibrated model at this n (not distinguishable)"
+    ),
+    "cannot_resolve": (
+        "too close to the estimator's bias at this n to tell from calibrated (cannot resolve)"
+    ),
+}
+
 #: How ``report()`` words the reason of a method that cannot apply, as a flag.
 _NOT_APPLICABLE = "not applicable: "
 
@@ -385,7 +398,8 @@ class Report:
             v = best.verdicts.get("ece")
             who = "" if best is base or len(mine) == 1 else "its "
             if v is not None:
-                parts.append(f"{who}ECE {_fmt(v.estimate)}: {v.verdict}")
+                meaning = _SUMMARY_VERDICTS.get(v.category, v.verdict)
+                parts.append(f"{who}ECE {_fmt(v.estimate)}: {meaning}")
             elif "ece_p_value" in self.columns and not math.isnan(
                 best.metrics.get("ece_p_value", math.nan)
             ):
@@ -518,7 +532,7 @@ class Report:
         >>> p = rng.uniform(0.05, 0.95, 500)
         >>> y = (rng.uniform(size=500) < p).astype(int)
         >>> print(cp.report({"m": (p, y)}, null_resamples=50).to_summary().splitlines()[2])
-        - **m**: ECE 0.0510: not distinguishable from calibrated at this n.
+        - **m**: ECE 0.0510: within the noise of a calibrated model at this n (not distinguishable).
         """
         lines = self._markdown_head(None)
         n_notes, n_verdicts = len(self._notes()), len(self._verdict_notes())
