@@ -27,7 +27,7 @@ Usage::
 
     python scripts/make_diagram_examples.py [--out docs/images] [--dpi 150]
 
-Needs matplotlib (``pip install calipers[plot]``).
+Needs matplotlib (``pip install matplotlib``).
 """
 
 from __future__ import annotations

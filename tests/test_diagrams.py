@@ -319,7 +319,7 @@ def test_reliability_axes_modes():
 def test_missing_matplotlib_gives_a_clear_error(monkeypatch):
     probs, labels, *_ = _top_label_data(n=50)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    with pytest.raises(ImportError, match=r"pip install calipers\[plot\]"):
+    with pytest.raises(ImportError, match=r"pip install matplotlib"):
         reliability_diagram(probs, labels)
 
 

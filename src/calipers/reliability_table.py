@@ -99,7 +99,7 @@ def _frame_or_records(
         except ImportError as e:
             if as_frame:
                 raise ImportError(
-                    "reliability_table(as_frame=True) needs pandas: pip install calipers[pandas]"
+                    "reliability_table(as_frame=True) needs pandas: pip install pandas"
                 ) from e
         else:
             df = pd.DataFrame(columns)

@@ -1,8 +1,7 @@
-"""Diagrams of calibration, ready for a paper (optional: ``pip install calipers[plot]``).
+"""Diagrams of calibration, ready for a paper (drawn with matplotlib).
 
-matplotlib is an optional dependency: it is imported only when a diagram is
-drawn, and a missing matplotlib raises an :class:`ImportError` that says
-``pip install calipers[plot]``. Every function returns a
+matplotlib is imported only when a diagram is drawn, and a missing matplotlib
+raises an :class:`ImportError` that says ``pip install matplotlib``. Every function returns a
 :class:`matplotlib.figure.Figure` (created with pyplot, never shown: call
 ``fig.savefig("x.pdf")`` or ``plt.show()``; ``plt.close(fig)`` when done) or
 draws into the Axes given with ``ax=``. All share one look: 8 pt text, a

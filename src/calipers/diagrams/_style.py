@@ -93,8 +93,8 @@ _RC: dict[str, Any] = {
 }
 
 _MISSING = (
-    "calipers' diagrams need matplotlib, an optional dependency; install it with "
-    "`pip install calipers[plot]` (or `pip install matplotlib`)"
+    "calipers' diagrams need matplotlib (a dependency of calipers that this environment "
+    "lacks); install it with `pip install matplotlib`"
 )
 
 
@@ -105,7 +105,7 @@ def require_matplotlib() -> Any:
     ------
     ImportError
         When matplotlib is not installed; the message says
-        ``pip install calipers[plot]``.
+        ``pip install matplotlib``.
 
     Examples
     --------

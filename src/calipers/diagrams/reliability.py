@@ -343,7 +343,7 @@ def reliability_diagram(
     Raises
     ------
     ImportError
-        When matplotlib is missing (``pip install calipers[plot]``).
+        When matplotlib is missing (``pip install matplotlib``).
 
     Examples
     --------
