@@ -21,8 +21,10 @@ temperature scaling, on:
 Part 2, histogram binning and isotonic regression with ``smoothing="none"``
 (exact bin frequencies) and ``"laplace"`` ((k + 1) / (n + 2)), on the
 out-of-fold predictions of ``calipers demo`` (``calipers.datasets``; split
-into calibration and test halves as ``calipers demo`` does) and on the
-DenseNet-40 probabilities. Part 3: Platt scaling with and without Platt's
+into calibration and test halves as ``calipers demo`` does) and on the real
+predictions of the shared data folder (DenseNet-40 probabilities; the
+cross-validated probabilities of the label-errors benchmark's models and the
+Niamey rain forecasts of Vogel et al. 2018, split into halves). Part 3: Platt scaling with and without Platt's
 (1999) smoothed targets on a separable binary SVC calibration split, against
 scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` fit.
 
@@ -162,6 +164,20 @@ def part2() -> None:
     d = densenet()
     if d is not None:
         sets.append(("DenseNet-40/CIFAR-10", _softmax(d[0]), d[1], _softmax(d[2]), d[3]))
+    for stem in ("labelerrors_cifar10", "labelerrors_20news", "labelerrors_imdb"):
+        f = shared(stem + ".npz")
+        if f is not None:  # cross-validated probabilities: halves as calipers demo splits
+            a = np.load(f)
+            pr, lab = a["probs"], a["labels"]
+            ci, ti = calibration_split_indices(lab, seed=0)
+            sets.append((stem, pr[ci], lab[ci], pr[ti], lab[ti]))
+    for stem in ("niamey2016_Logistic", "niamey2016_EMOS", "niamey2016_ENS", "niamey2016_EPC"):
+        f = shared(stem + ".npz")
+        if f is not None:  # binary P(rain): 92 days, halves
+            a = np.load(f)
+            pr, lab = a["p"], a["y"].astype(np.int64)
+            ci, ti = calibration_split_indices(lab, seed=0)
+            sets.append((stem, pr[ci], lab[ci], pr[ti], lab[ti]))
     for name, pc, yc, pt, yt in sets:
         cells = ["/".join(_f(v) for v in scores(pt, yt))]
         for cls in (cp.HistogramBinning, cp.IsotonicRegression):
