@@ -506,6 +506,7 @@ def case_binary(key: str, n: int, seed: int) -> Case:
 
     p, y = make_binary(n, seed)
     p32 = p.astype(np.float32)
+    yf = y.astype(np.float64)  # float 0/1 labels, as pandas and torch targets often are
     skipped: list[str] = []
 
     def _np_top() -> float:
@@ -516,6 +517,12 @@ def case_binary(key: str, n: int, seed: int) -> Case:
         Impl("numpy: where + 1 histogram (top-label)  [baseline]", "baseline", _np_top),
         Impl("calipers.ece(p, y)  p float64", "calipers", lambda: cp.ece(p, y), lens="binary"),
         Impl("calipers.ece(p, y)  p float32", "calipers", lambda: cp.ece(p32, y), lens="binary"),
+        Impl(
+            "calipers.ece(p, y)  p float64, y float64 0/1",
+            "calipers",
+            lambda: cp.ece(p, yf),
+            lens="binary",
+        ),
         Impl(
             "calipers.ece(p, y, validate=False)  p float64",
             "calipers",
@@ -542,6 +549,19 @@ def case_binary(key: str, n: int, seed: int) -> Case:
         ),
     ]
     impls += _peer_binary(p, y, skipped)
+    try:
+        from relplot.metrics import binnedECE
+
+        impls.append(
+            Impl(
+                "relplot binnedECE(p, y)  y float64 0/1",
+                "peer",
+                lambda: binnedECE(p, yf, nbins=N_BINS),
+                lens="binary",
+            )
+        )
+    except ImportError:
+        pass
     title = (
         f"binary ECE, {N_BINS} bins, n = {n:,} (1-D P(y=1); peers get float64; "
         "top-label = max(p, 1-p) vs correct, binary = p vs y)"

@@ -421,6 +421,14 @@ def calibration_error(
         and probs.dtype.kind == "f"
         and probs.shape[0] > 2 * _CHUNK
     )
+    if defer and classes is None and _float_01_candidate(labels, probs):
+        # float 0/1 labels (pandas and torch targets often are): checked chunk by chunk
+        # inside the residual loop, in cache, instead of cast to integers beforehand
+        if isinstance(est, EqualWidth):
+            check_bins_for_samples(int(est.n_bins), int(probs.shape[0]))
+            value = _l1_residual_loop(probs, labels, est, lambda: checked(True), True)
+            if value is not None:
+                return wrap_scalar(value, probs)
     P = checked(validate and not defer)
     if residuals:
         value = _l1_from_residuals(
@@ -483,15 +491,52 @@ def _l1_from_residuals(
         and s.shape[0] > 2 * _CHUNK
     ):
         return None
+    check_bins_for_samples(int(estimator.n_bins), int(s.shape[0]))
+    return _l1_residual_loop(s, t, estimator, check, False)
+
+
+def _float_01_candidate(labels: Any, probs: Any) -> bool:
+    """1-D float64 NumPy labels, one per score: the float form of the binary fast path."""
+    return (
+        isinstance(labels, np.ndarray)
+        and labels.ndim == 1
+        and labels.dtype == np.float64
+        and labels.shape[0] == probs.shape[0]
+    )
+
+
+def _l1_residual_loop(
+    s: np.ndarray,
+    t: np.ndarray,
+    estimator: EqualWidth,
+    check: Callable[[], Any] | None,
+    float_targets: bool,
+) -> float | None:
+    """The residual histogram of :func:`_l1_from_residuals`, chunk by chunk.
+
+    With ``float_targets`` the targets are float labels not yet checked: each
+    chunk (in cache) must hold only 0 and 1 (minimum, maximum, and as many
+    non-zero values as ones). Otherwise ``check`` (the full validation) runs
+    and raises the general message naming the label; if it does not raise
+    (a -0.0 label, say), ``None`` sends the call to the general path.
+    """
     nb = int(estimator.n_bins)
-    check_bins_for_samples(nb, int(s.shape[0]))
     m = _CHUNK
     buffers = (np.empty(m, dtype=s.dtype), np.empty(m, dtype=s.dtype), np.empty(m, dtype=np.intp))
     r = np.empty(m)  # float64 residuals: s - t is exact for t in {0, 1} and |s| <= 1
     totals = np.zeros(nb)
     for i in range(0, s.shape[0], m):
         sj = s[i : i + m]
-        rj = np.subtract(sj, t[i : i + m], out=r[: sj.shape[0]], dtype=np.float64)
+        tj = t[i : i + m]
+        if float_targets and not (
+            tj.min() >= 0
+            and tj.max() <= 1
+            and np.count_nonzero(tj.view(np.int64)) == np.count_nonzero(tj == 1)
+        ):
+            if check is not None:
+                check()  # the full validation names the offending label
+            return None
+        rj = np.subtract(sj, tj, out=r[: sj.shape[0]], dtype=np.float64)
         with np.errstate(invalid="ignore"):  # a NaN score (checked below) cast to an id
             ids = estimator._assign_1d(sj, buffers, clip=False)
         f: np.ndarray

@@ -667,6 +667,7 @@ def _check_labels(
     if yn.shape[0] != n:
         raise _err(f"labels has {yn.shape[0]} entries but probs has {n} rows")
     kind = yn.dtype.kind
+    k_ok = False  # labels already known to be in [0, k)
     if kind == "b":
         if not binary and k != 2:
             raise _err(
@@ -675,6 +676,9 @@ def _check_labels(
         yi = yn.astype(np.int64)
     elif kind in "iu":
         yi = yn.astype(np.int64, copy=False)
+    elif kind == "f" and (binary or k == 2) and (y01 := _binary_float_labels(yn)) is not None:
+        yi = y01
+        k_ok = k >= 2  # 0 and 1 are in [0, k)
     elif kind == "f":
         nonint = ~np.isfinite(yn) | (yn != np.round(yn))
         if nonint.any():
@@ -688,7 +692,9 @@ def _check_labels(
     # their maximum, and it has the sign bit set as soon as one label is negative, so
     # 0 <= OR < k proves every label in range; otherwise min and max decide
     in_range = False
-    if yi.shape[0]:
+    if k_ok:
+        in_range = True
+    elif yi.shape[0]:
         r = int(np.bitwise_or.reduce(yi))
         in_range = 0 <= r < k or (int(yi.min()) >= 0 and int(yi.max()) < k)
     if yi.shape[0] and not in_range:
@@ -701,6 +707,38 @@ def _check_labels(
         if is_torch(y) and y.dtype == torch.int64 and y.ndim == 1:
             return y.to(like.device)
         return torch.as_tensor(yi, device=like.device)
+    return yi
+
+
+#: rows per block of the fused float-label check (512 KiB of float64: stays in cache)
+_LABEL_BLOCK = 1 << 16
+
+
+def _binary_float_labels(yn: np.ndarray) -> np.ndarray | None:
+    """Float labels that are all 0 or 1, as int64; ``None`` for anything else.
+
+    The common binary case (pandas and torch targets are often float 0/1),
+    fused into one pass over blocks that stay in cache: per block the minimum
+    and the maximum put every value in [0, 1] (a NaN fails both comparisons),
+    the cast truncates 1.0 to 1 and every value in [0, 1) to 0, and the
+    non-zero values are all exactly 1 when there are as many of them as ones
+    after the cast (integer counts, exact). The integer labels are then in
+    range by construction. Anything else returns ``None`` and the general
+    check names the offending label, with its message unchanged.
+    """
+    if yn.ndim != 1 or yn.shape[0] == 0 or yn.dtype.itemsize != 8:
+        return None
+    yi = np.empty(yn.shape[0], dtype=np.int64)
+    for i in range(0, yn.shape[0], _LABEL_BLOCK):
+        block = yn[i : i + _LABEL_BLOCK]
+        if not (block.min() >= 0 and block.max() <= 1):
+            return None
+        out = yi[i : i + _LABEL_BLOCK]
+        out[...] = block
+        # non-zero bit patterns (an integer count, the fast one); -0.0 counts here and
+        # sends its rare array to the general check, which accepts it
+        if int(out.sum()) != int(np.count_nonzero(block.view(np.int64))):
+            return None
     return yi
 
 
