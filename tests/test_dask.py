@@ -455,3 +455,90 @@ def test_the_command_line_report_on_the_scheduler(
         assert row[key] == pytest.approx(float(oracle(P, y)), rel=1e-12), key
     assert doc["notes"][0].startswith("Computed on Dask")
     assert main([*args, "--chunk-rows", "10"]) != 0  # one or the other
+
+
+# ----------------------------------------------------------------------------- one machine
+
+
+def test_one_file_is_split_into_partitions_by_row_groups(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Dask's default put a whole file of up to 256 MiB in one partition: a 10**7-row binary
+    # file was one task on one worker. Row groups are now combined up to about
+    # _PARTITION_ROWS rows (2**20; 1000 here), and the finished partitions of each pass
+    # are counted on stderr
+    monkeypatch.setattr(cpd, "_PARTITION_ROWS", 1000)
+    rng = np.random.default_rng(11)
+    p = rng.uniform(size=5000)
+    y = (rng.uniform(size=5000) < p).astype(np.int64)
+    path = tmp_path / "one.parquet"
+    pd.DataFrame({"p": p, "y": y}).to_parquet(path, row_group_size=1000)
+    assert cpd._read_parquet(path).npartitions == 5
+    row = cpd.table_row(path, scheduler=client, progress=True)
+    err = capsys.readouterr().err
+    assert "calipers: 'one.parquet': pass 1 of 2, 5/5 partitions" in err.replace(
+        str(tmp_path) + "/", ""
+    )
+    assert "pass 2 of 2, 5/5 partitions" in err
+    for name, oracle in TABLE.items():
+        _close(row[name], oracle(p, y), name)
+
+
+def test_the_command_line_says_when_a_local_cluster_is_not_worth_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from calipers.cli import main
+    from calipers.cli.options import local_cluster_notice
+
+    rng = np.random.default_rng(12)
+    p = rng.uniform(size=3000)
+    y = (rng.uniform(size=3000) < p).astype(np.int64)
+    path = tmp_path / "small.parquet"
+    pd.DataFrame({"p": p, "y": y}).to_parquet(path)
+    note = local_cluster_notice(path, 2)
+    assert note is not None and "fits in memory" in note and "--chunk-rows" in note
+    assert local_cluster_notice(tmp_path, 2) is None  # a directory: a data set of parts
+    assert local_cluster_notice(path, None) is None
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert local_cluster_notice(path, 4) is None  # enough workers to be worth it
+    monkeypatch.undo()
+    assert main(["table", str(path), "--workers", "1", "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert lines[0].startswith("calipers: note: ") and "small.parquet" in lines[0]
+    assert any(line.endswith("pass 2 of 2, 1/1 partitions") for line in lines)
+    keys, values = captured.out.strip().splitlines()
+    got = dict(zip(keys.split(","), values.split(","), strict=True))
+    _close(float(got["ece"]), cp.ece(p, y), "ece")
+    _close(float(got["ace"]), cp.ace(p, y), "ace")
+
+
+def test_an_unguarded_script_gets_one_clear_message(tmp_path: Path) -> None:
+    # a script that starts a local cluster at import level, without
+    # `if __name__ == "__main__":`, printed 472 lines of multiprocessing tracebacks
+    import subprocess
+    import sys
+    import textwrap
+
+    data = tmp_path / "d.parquet"
+    pd.DataFrame({"p": [0.2, 0.7, 0.9], "y": [0, 1, 1]}).to_parquet(data)
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from calipers.dask import read_parquet_states
+            states = read_parquet_states({str(data)!r}, ["ece"], workers=1)
+            print(states["ece"].compute())
+            """
+        )
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert proc.returncode != 0
+    lines = proc.stderr.splitlines()
+    assert len(lines) <= 30, proc.stderr
+    assert 'if __name__ == "__main__":' in lines[0]  # the worker's one line
+    assert lines[-1].startswith("RuntimeError: calipers.dask could not start a local Dask")
+    assert 'if __name__ == "__main__":' in lines[-1]
+    assert "bootstrapping phase" not in proc.stderr

@@ -46,6 +46,20 @@ or the ``distributed.Client`` made current), a local scheduler name
 or, for :func:`read_parquet_states` and :func:`table_row`, a scheduler address
 such as ``"tcp://10.0.0.5:8786"``.
 
+A script that starts a local cluster (``workers=``, or its own
+``distributed.LocalCluster``) must do it under ``if __name__ == "__main__":``.
+Dask's worker processes are started with Python's ``spawn`` method, which
+runs the main script again in each of them; unguarded, every worker would
+start a cluster of its own. calipers stops such a worker at once with one
+line naming the guard, and the call in the script raises
+:class:`RuntimeError`::
+
+    import calipers.dask as cpd
+
+    if __name__ == "__main__":
+        row = cpd.table_row("predictions.parquet", workers=4, progress=True)
+        print(row["ece"])
+
 This module needs Dask (``pip install 'calipers[dask]'``); ``import calipers``
 does not import it, and Dask is imported on the first call.
 
@@ -70,7 +84,11 @@ True
 from __future__ import annotations
 
 import importlib
+import json
 import math
+import multiprocessing
+import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import reduce
@@ -87,7 +105,7 @@ from .io.keys import LABELS_KEYS
 from .io.parquet import _import_pyarrow
 from .lenses import Lens
 from .selection import Selection
-from .validation import CalibrationInputError
+from .validation import CalibrationInputError, check_predictions
 
 __all__ = [
     "calibration_states",
@@ -203,24 +221,40 @@ def _update(
     zero = weights is not None and n > 0 and not np.any(np.asarray(weights) != 0)
     out: dict[str, Any] = {}
     try:
-        for name, d in templates.items():
-            st = CalibrationState.from_json(d)
-            if zero and _is_equal_mass(st.config):
-                raise CalibrationInputError(
-                    "every row of this partition has weight 0, which the equal-mass bins of "
-                    f"{name!r} cannot take; repartition so that each partition has weight"
-                )
-            if second:
-                out[name] = st.refine(probs, labels, weights, logits=logits).edge_rows
-                continue
-            if n > 0:
-                st.update(probs, labels, None if zero else weights, logits=logits)
+        states = {name: CalibrationState.from_json(d) for name, d in templates.items()}
+        if zero and any(_is_equal_mass(st.config) for st in states.values()):
+            name = next(m for m, st in states.items() if _is_equal_mass(st.config))
+            raise CalibrationInputError(
+                "every row of this partition has weight 0, which the equal-mass bins of "
+                f"{name!r} cannot take; repartition so that each partition has weight"
+            )
+        if n == 0:
+            return 0, dict(templates)
+        # validated once (as the streamed command line does), not once per metric
+        P = check_predictions(probs, labels, logits=logits, sample_weight=None if zero else weights)
+        if second:
+            return n, {name: st.refine(P, None).edge_rows for name, st in states.items()}
+        # states that differ only in how the bins are aggregated (ECE, MCE, bin-averaged
+        # ECE) hold the same totals: one is updated, the others take its content
+        done: dict[str, CalibrationState] = {}
+        for name, st in states.items():
+            key = _totals_key(st)
+            if key in done:
+                st = CalibrationState.from_dict({**done[key].to_dict(), "config": st.config})
+            else:
+                st.update(P, None)
                 if zero:
                     _zero_weights(st)
+                done[key] = st
             out[name] = st.to_json()
     except CalibrationInputError as exc:
         raise CalibrationInputError(f"{where}: {exc}") from None
     return n, out
+
+
+def _totals_key(st: CalibrationState) -> str:
+    """The configuration of ``st`` without its bin aggregation: equal keys, equal totals."""
+    return json.dumps({**st.config, "aggregate": None}, sort_keys=True)
 
 
 def _zero_weights(st: CalibrationState) -> None:
@@ -272,6 +306,21 @@ def _tree_reduce(
     return level[0]
 
 
+class _Progress:
+    """``label: pass 1 of 2, 3/9 partitions`` on stderr, at most once a second (and the last)."""
+
+    def __init__(self, label: str, n_passes: int) -> None:
+        self.label, self.n_passes, self.last = label, n_passes, -math.inf
+
+    def __call__(self, pass_no: int, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < 1.0:
+            return
+        self.last = now
+        of = f"pass {pass_no} of {self.n_passes}, " if self.n_passes > 1 else ""
+        print(f"calipers: {self.label}: {of}{done}/{total} partitions", file=sys.stderr, flush=True)
+
+
 def _passes(
     leaf: Callable[[dict[str, str], bool, int], Any],
     n_blocks: int,
@@ -279,16 +328,20 @@ def _passes(
     split_every: int,
     scheduler: Any,
     refine: bool,
+    progress: str | None = None,
 ) -> tuple[int, dict[str, CalibrationState]]:
     """Run the first pass over the blocks, and the second one when equal-mass states need it.
 
-    ``leaf(templates, second, i)`` is the delayed task of block ``i``.
+    ``leaf(templates, second, i)`` is the delayed task of block ``i``. With
+    ``progress`` (a label) and a ``distributed.Client``, the finished partitions
+    of each pass are counted on stderr.
     """
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         raise CalibrationInputError(f"split_every must be an integer >= 2; got {split_every!r}")
-    delayed = _import("dask").delayed
+    two = refine and any(_is_equal_mass(json.loads(d)["config"]) for d in templates.values())
+    tick = None if progress is None else _Progress(progress, 2 if two else 1)
     leaves = [leaf(templates, False, i) for i in range(n_blocks)]
-    n, dicts = _compute(_tree_reduce(delayed, _merge, leaves, split_every), scheduler)
+    n, dicts = _reduce(leaves, _merge, split_every, scheduler, tick, 1)
     states = {name: CalibrationState.from_json(d) for name, d in dicts.items()}
     firsts = {
         name: d
@@ -297,12 +350,46 @@ def _passes(
     }
     if refine and firsts:
         leaves = [leaf(firsts, True, i) for i in range(n_blocks)]
-        _, rows = _compute(_tree_reduce(delayed, _merge_rows, leaves, split_every), scheduler)
+        _, rows = _reduce(leaves, _merge_rows, split_every, scheduler, tick, 2)
         for name, slices in rows.items():
             # the merge of refined states (CalibrationState.merge) without re-sending the
             # first-pass totals: the merged first pass plus every partition's edge rows
             states[name].edge_rows = slices
     return n, states
+
+
+def _reduce(
+    leaves: list[Any],
+    merge: Callable[[Sequence[_Partial]], _Partial],
+    every: int,
+    scheduler: Any,
+    tick: Callable[[int, int, int], None] | None,
+    pass_no: int,
+) -> _Partial:
+    """The partition results merged ``every`` at a time, in a fixed tree (a fixed sum order).
+
+    On a ``distributed.Client`` the leaves and the merges are submitted as
+    futures, the merges running on the workers as soon as their inputs are
+    done, and ``tick(pass_no, done, total)`` counts the finished partitions.
+    """
+    distributed = sys.modules.get("distributed")
+    if distributed is None or not isinstance(scheduler, distributed.Client):
+        delayed = _import("dask").delayed
+        return _compute(_tree_reduce(delayed, merge, leaves, every), scheduler)
+    futures = scheduler.compute(leaves)
+    level = list(futures)
+    while len(level) > 1:
+        level = [
+            scheduler.submit(merge, level[i : i + every], pure=False)
+            for i in range(0, len(level), every)
+        ]
+    root = level[0]
+    finished = distributed.as_completed(futures, loop=scheduler.loop)
+    del futures, level  # a partition's result is dropped once its merge has it
+    for done, _ in enumerate(finished, 1):
+        if tick is not None:
+            tick(pass_no, done, len(leaves))
+    return root.result()  # type: ignore[no-any-return]
 
 
 def _compute(graph: Any, scheduler: Any) -> _Partial:
@@ -758,6 +845,7 @@ def _frame_states(
     scheduler: Any,
     refine: bool,
     where: str,
+    progress: bool = False,
 ) -> tuple[int, dict[str, CalibrationState], _Columns]:
     dd = _import("dask.dataframe")
     delayed = _import("dask").delayed
@@ -779,7 +867,8 @@ def _frame_states(
             temps, parts[i], cols, f"{where} partition {i}", second
         )
 
-    n, states = _passes(leaf, len(parts), templates, split_every, scheduler, refine)
+    label = where if progress else None
+    n, states = _passes(leaf, len(parts), templates, split_every, scheduler, refine, label)
     return n, states, cols
 
 
@@ -875,6 +964,40 @@ def dataframe_states(
 # ----------------------------------------------------------------------------- parquet, clusters
 
 
+#: what a script that starts a local cluster at import level must do
+_GUARD_HINT = (
+    "A script that starts a local cluster (workers=...) must do so under "
+    '`if __name__ == "__main__":`: each worker process starts by running the '
+    "script again (Python's spawn start method), and unguarded calls at import "
+    "level start a cluster again there."
+)
+
+
+def _refuse_in_child(workers: int) -> None:
+    """One clear message where a worker process re-runs an unguarded script.
+
+    Python's ``spawn`` start method (the one Dask's worker processes use)
+    runs the main script again, as ``__mp_main__``, in every new process;
+    while it does, ``multiprocessing`` refuses to start processes, and each
+    worker printed a long traceback (472 lines for two workers). Here the
+    worker stops at once with one line naming the ``if __name__ ==
+    "__main__":`` guard (``SystemExit`` with the message: no traceback), and
+    the script's own process raises :class:`RuntimeError` with the same hint.
+    """
+    me = multiprocessing.current_process()
+    main = sys.modules.get("__main__")
+    if getattr(main, "__name__", "") != "__mp_main__" and not getattr(me, "_inheriting", False):
+        return
+    message = (
+        f"calipers.dask: a local cluster of {workers} worker processes was asked for "
+        f"inside the worker process {me.name!r} while it ran the main script again at "
+        f"start-up. {_GUARD_HINT}"
+    )
+    if getattr(me, "_inheriting", False):  # still starting: stop this process quietly
+        raise SystemExit(message)
+    raise RuntimeError(message)
+
+
 @contextmanager
 def _connected(scheduler: Any, workers: int | None) -> Iterator[Any]:
     """What to pass to ``dask.compute(scheduler=...)``; a cluster started here is closed after."""
@@ -886,13 +1009,19 @@ def _connected(scheduler: Any, workers: int | None) -> Iterator[Any]:
             )
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise CalibrationInputError(f"workers must be an integer >= 1; got {workers!r}")
+        _refuse_in_child(workers)
         distributed = _import("distributed")
-        with (
-            distributed.LocalCluster(
+        try:
+            cluster = distributed.LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-            ) as cluster,
-            distributed.Client(cluster, set_as_default=False) as client,
-        ):
+            )
+        except Exception as exc:  # the workers' own tracebacks were printed above
+            raise RuntimeError(
+                f"calipers.dask could not start a local Dask cluster of {workers} worker "
+                f"processes ({type(exc).__name__}: {exc}). If the worker processes stopped "
+                f"at start-up: {_GUARD_HINT[0].lower()}{_GUARD_HINT[1:]}"
+            ) from None
+        with cluster, distributed.Client(cluster, set_as_default=False) as client:
             yield client
         return
     if isinstance(scheduler, str) and scheduler not in _LOCAL_SCHEDULERS:
@@ -911,11 +1040,25 @@ def _connected(scheduler: Any, workers: int | None) -> Iterator[Any]:
     yield scheduler
 
 
+#: rows per partition that ``_read_parquet`` aims at: the chunk of the streamed
+#: command line (``calipers table --chunk-rows``'s default, 2**20 rows)
+_PARTITION_ROWS = 1 << 20
+
+
 def _read_parquet(path: str | Path) -> Any:
+    """The data set as a Dask DataFrame of about ``_PARTITION_ROWS`` rows per partition.
+
+    Dask's default puts up to 256 MiB of a file in one partition: a single
+    10**7-row binary file (160 MB) was one task on one worker, with no
+    parallelism and the whole file in that worker's memory. Row groups are
+    combined (never split) up to ``_PARTITION_ROWS`` rows of float64 columns.
+    """
     dd = _import("dask.dataframe")
     _import_pyarrow(Path(path))  # refuses pyarrow releases that unpickle (CVE-2023-47248)
     try:
-        return dd.read_parquet(str(path))
+        frame = dd.read_parquet(str(path))
+        blocksize = max(1, len(frame.columns)) * 8 * _PARTITION_ROWS
+        return dd.read_parquet(str(path), blocksize=blocksize)
     except FileNotFoundError:
         raise CalibrationInputError(f"Parquet data set '{path}' does not exist") from None
 
@@ -933,6 +1076,7 @@ def read_parquet_states(
     scheduler: Any = None,
     workers: int | None = None,
     refine: bool = True,
+    progress: bool = False,
 ) -> dict[str, CalibrationState]:
     """Merged calibration states of a (partitioned) Parquet data set, read by Dask.
 
@@ -957,10 +1101,28 @@ def read_parquet_states(
     workers : int, optional
         Start a local cluster of this many worker processes (one thread
         each) for this call, and close it afterwards. Not with ``scheduler``.
+        A script that does so must call this under ``if __name__ ==
+        "__main__":`` (each worker process runs the script again at start-up;
+        without the guard the workers stop with a message saying so and this
+        call raises :class:`RuntimeError`).
+    progress : bool, default False
+        On a ``distributed`` cluster (``workers``, an address or a client),
+        write the finished partitions of each pass to stderr (at most once a
+        second): ``calipers: '<path>': pass 1 of 2, 4/9 partitions``.
 
     Returns
     -------
     dict of str to CalibrationState
+
+    Notes
+    -----
+    Partitions hold about 2**20 rows (row groups combined up to that size,
+    never split), as the chunks of the streamed command line: Dask's default
+    of 256 MiB per partition made a single 10**7-row binary file one task on
+    one worker. On one machine a local cluster costs its start (a few
+    seconds) and the transfer of the partition states; a single file that
+    fits in memory is faster read whole (:func:`calipers.io.read_predictions`)
+    or in chunks (``calipers table --chunk-rows``).
 
     Examples
     --------
@@ -995,6 +1157,7 @@ def read_parquet_states(
             sched,
             refine,
             f"'{path}'",
+            progress,
         )
     return states
 
@@ -1009,6 +1172,7 @@ def table_row(
     prob_columns: Sequence[str] | None = None,
     label_column: str | None = None,
     logits: bool | None = None,
+    progress: bool = False,
 ) -> dict[str, Any]:
     """One row of the standard calibration table for a Parquet data set, computed by Dask.
 
@@ -1034,6 +1198,8 @@ def table_row(
         The row's name; by default the last part of ``path``.
     prob_columns, label_column, logits
         As in :func:`dataframe_states`.
+    progress : bool, default False
+        As in :func:`read_parquet_states`.
 
     Returns
     -------
@@ -1081,6 +1247,7 @@ def table_row(
             sched,
             True,
             f"'{path}'",
+            progress,
         )
     first = states["ece"]
     row: dict[str, Any] = {

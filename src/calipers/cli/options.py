@@ -8,6 +8,8 @@ metrics, ``--bins`` and ``--nll-clip``.
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 EPILOG = """\
 examples:
@@ -110,4 +112,37 @@ def _uses_dask(args: argparse.Namespace) -> bool:
     """Whether ``--scheduler`` or ``--workers`` was given."""
     return (
         getattr(args, "scheduler", None) is not None or getattr(args, "workers", None) is not None
+    )
+
+
+#: a local cluster of fewer workers than this does not beat reading a file whole:
+#: the per-partition states cost about twice the CPU of the in-memory table, and
+#: the cluster adds its start (benchmarks/bench_dask_local.py)
+_WORTH_WORKERS = 4
+
+
+def local_cluster_notice(path: Path, workers: int | None) -> str | None:
+    """A one-line note when ``--workers N`` on ``path`` is likely slower than no cluster.
+
+    ``path`` is one local file whose in-memory read (about 16 times its size on
+    disk for a compressed Parquet file) fits in the available memory, and the
+    cluster has fewer than ``_WORTH_WORKERS`` usable workers: the whole read
+    (no ``--workers``) is then faster, and ``--chunk-rows`` bounds memory.
+    """
+    if workers is None or not path.is_file():
+        return None
+    try:
+        import psutil  # a dependency of distributed
+
+        available = int(psutil.virtual_memory().available)
+    except (ImportError, OSError):
+        return None
+    size = path.stat().st_size
+    usable = min(workers, os.cpu_count() or 1)
+    if 16 * size >= available or usable >= _WORTH_WORKERS:
+        return None
+    return (
+        f"calipers: note: {path} is one local file ({size / 1e6:.0f} MB) that fits in memory; "
+        f"with {usable} usable worker(s) a local Dask cluster is slower than reading it whole "
+        "(leave out --workers) or in chunks (--chunk-rows N, for bounded memory)"
     )

@@ -219,6 +219,7 @@ def dask_model(
         n_bins=args.bins,
         scheduler=args.scheduler,
         workers=args.workers,
+        progress=True,
     )
     where = (
         f"the Dask scheduler at {args.scheduler}"

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,14 @@ from ..metrics import (
 from ..scores import accuracy, brier, nll
 from ..validation import Predictions
 from .inputs import _default_models, _file_models, add_input_options
-from .options import EPILOG, _add_chunk_rows, _add_common, _add_dask, _uses_dask
+from .options import (
+    EPILOG,
+    _add_chunk_rows,
+    _add_common,
+    _add_dask,
+    _uses_dask,
+    local_cluster_notice,
+)
 from .outputs import write_table
 from .streaming import (
     NOT_STREAMED_WHY,
@@ -330,6 +338,9 @@ def _table_models(
     ]
     for name, path in zip(names, paths, strict=True):
         if _uses_dask(args):
+            note = local_cluster_notice(path, args.workers)
+            if note is not None:
+                print(note, file=sys.stderr, flush=True)
             sm = dask_model(name, path, args, metrics)
             models.append((name, sm))
             sources.append(sm.source)
