@@ -550,10 +550,17 @@ def _worker_environ() -> dict[str, str | None]:
     return {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS")}
 
 
-def test_a_local_cluster_keeps_malloc_defaults_in_its_workers() -> None:
+def test_a_local_cluster_keeps_malloc_defaults_in_its_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Dask's MALLOC_TRIM_THRESHOLD_=65536 turns off glibc's dynamic mmap threshold, and every
     # NumPy temporary of a partition became a fresh mmap: --workers 2 on 10**7 rows took 44 s
-    # instead of 20 s. The workers calipers starts keep Dask's thread limits only
+    # instead of 20 s. The workers calipers starts keep Dask's thread limits only, also
+    # when an earlier cluster's Nanny left Dask's value in this process's environment
+    import os
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
     with cpd._connected(None, 1) as client:
         envs = client.run(_worker_environ)
     assert list(envs.values()) == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1"}]
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # this process's is given back

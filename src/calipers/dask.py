@@ -87,6 +87,7 @@ import importlib
 import json
 import math
 import multiprocessing
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -1017,13 +1018,15 @@ def _connected(scheduler: Any, workers: int | None) -> Iterator[Any]:
         # 2**20 rows) was then a fresh mmap and its page faults, and a 10**7-row table
         # took 44 s instead of 20 s on two workers. The cluster started here keeps
         # Dask's thread limits and leaves malloc's default
-        environ = {
-            k: v
-            for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
-            if k != "MALLOC_TRIM_THRESHOLD_"
-        }
+        # (a Nanny also writes it into this process's os.environ, where the next
+        # cluster's workers inherit it: removed for the start when it is Dask's value)
+        pre = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+        dask_trim = pre.pop("MALLOC_TRIM_THRESHOLD_", None)
+        inherited = None
+        if dask_trim is not None and os.environ.get("MALLOC_TRIM_THRESHOLD_") == str(dask_trim):
+            inherited = os.environ.pop("MALLOC_TRIM_THRESHOLD_")
         try:
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": pre}):
                 cluster = distributed.LocalCluster(
                     n_workers=workers,
                     threads_per_worker=1,
@@ -1036,6 +1039,9 @@ def _connected(scheduler: Any, workers: int | None) -> Iterator[Any]:
                 f"processes ({type(exc).__name__}: {exc}). If the worker processes stopped "
                 f"at start-up: {_GUARD_HINT[0].lower()}{_GUARD_HINT[1:]}"
             ) from None
+        finally:
+            if inherited is not None:
+                os.environ["MALLOC_TRIM_THRESHOLD_"] = inherited
         with cluster, distributed.Client(cluster, set_as_default=False) as client:
             yield client
         return
