@@ -511,6 +511,12 @@ def test_the_command_line_says_when_a_local_cluster_is_not_worth_it(
     got = dict(zip(keys.split(","), values.split(","), strict=True))
     _close(float(got["ece"]), cp.ece(p, y), "ece")
     _close(float(got["ace"]), cp.ace(p, y), "ace")
+    # the streamed report on a cluster says it too
+    out = tmp_path / "rep"
+    assert main(["report", str(path), "--workers", "1", "--out", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("calipers: note: ") and "small.parquet" in err[0]
+    assert (out / "report.json").is_file()
 
 
 def test_an_unguarded_script_gets_one_clear_message(tmp_path: Path) -> None:

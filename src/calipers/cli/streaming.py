@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from ..calibration_state import CalibrationState
 from ..io import PredictionChunk, PredictionFileError, read_prediction_chunks
 from ..scores import nll
 from ..validation import CalibrationInputError, Predictions
+from .options import local_cluster_notice
 
 #: Files larger than this (bytes) are read in chunks without ``--chunk-rows`` (2 GiB).
 STREAM_ABOVE_BYTES = 2 * 1024**3
@@ -207,10 +209,15 @@ def dask_model(
     ``args.scheduler`` (an address) or ``args.workers`` (a local cluster of that
     many worker processes) says where; every partition is reduced where it is
     read and the states are merged (:func:`calipers.dask.read_parquet_states`),
-    equal-mass columns with a second pass. Needs ``calipers[dask]``.
+    equal-mass columns with a second pass. Needs the ``dask`` extra. A local
+    cluster on one file that fits in memory gets a one-line note on stderr
+    (:func:`~calipers.cli.options.local_cluster_notice`): reading it whole is faster.
     """
     from ..dask import read_parquet_states
 
+    note = local_cluster_notice(path, args.workers)
+    if note is not None:
+        print(note, file=sys.stderr, flush=True)
     ok, refused = _streamable(metrics, args.bins, "two-pass")
     states = read_parquet_states(
         path,

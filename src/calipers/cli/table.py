@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import math
-import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,7 +41,6 @@ from .options import (
     _add_common,
     _add_dask,
     _uses_dask,
-    local_cluster_notice,
 )
 from .outputs import write_table
 from .streaming import (
@@ -338,9 +336,6 @@ def _table_models(
     ]
     for name, path in zip(names, paths, strict=True):
         if _uses_dask(args):
-            note = local_cluster_notice(path, args.workers)
-            if note is not None:
-                print(note, file=sys.stderr, flush=True)
             sm = dask_model(name, path, args, metrics)
             models.append((name, sm))
             sources.append(sm.source)
