@@ -262,3 +262,27 @@ def test_classwise_ece_with_n_bins_and_logits_only() -> None:
     m.update(z[:, :3], y % 3)  # after reset, the next batch says again
     want3 = cp.classwise_ece(z[:, :3], y % 3, n_bins=15, logits=True)
     assert float(m.compute()) == pytest.approx(float(want3), rel=1e-12)
+
+
+def test_a_logit_method_on_a_classifier_without_logits_names_what_applies() -> None:
+    # GaussianNB has no decision_function and its predict_proba holds exact 1.0 on this
+    # data: the error must not ask for logits the user cannot give, and must name the
+    # methods that take probabilities
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = load_breast_cancer(return_X_y=True)
+    assert (GaussianNB().fit(X, y).predict_proba(X) == 1.0).any()
+    for method in (cp.PlattScaling(), cp.TemperatureScaling()):
+        for rc in (
+            cp.RecalibratedClassifier(GaussianNB(), method, cv=3),
+            cp.RecalibratedClassifier(GaussianNB().fit(X[:300], y[:300]), method),
+        ):
+            with pytest.raises(CalibrationInputError) as info:
+                rc.fit(X if rc.cv else X[300:], y if rc.cv else y[300:])
+            text = str(info.value)
+            assert "GaussianNB has no decision_function" in text
+            assert "IsotonicRegression" in text and "is 1.0" in text
+            assert "logits=True" not in text
+    q = cp.RecalibratedClassifier(GaussianNB(), cp.IsotonicRegression(), cv=3).fit(X, y)
+    assert np.isfinite(cp.nll(q.predict_proba(X), y))

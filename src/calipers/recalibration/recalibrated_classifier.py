@@ -355,13 +355,27 @@ class RecalibratedClassifier:
         method = self._method()
         response = self._response(method)
         scores = self._scores(X, response, int(classes.shape[0]))
-        method.fit(
-            scores,
-            y,
-            logits=response == "decision_function",
-            sample_weight=sample_weight,
-            classes=classes,
-        )
+        try:
+            method.fit(
+                scores,
+                y,
+                logits=response == "decision_function",
+                sample_weight=sample_weight,
+                classes=classes,
+            )
+        except CalibrationInputError as exc:
+            text = str(exc)
+            if response != "predict_proba" or "needs logits" not in text or "but " not in text:
+                raise
+            # a logit method on predict_proba that holds an exact 0 or 1 (naive Bayes,
+            # forests): the user has no logits to pass, so say what does apply
+            where = text.split("but ", 1)[1].split(". ", 1)[0]
+            raise CalibrationInputError(
+                f"{type(method).__name__} works on logits; {type(self.estimator).__name__} has "
+                "no decision_function, so its predict_proba was read as log-odds, and an exact "
+                f"0 or 1 has none ({where}). Use a method that takes probabilities "
+                "(IsotonicRegression, HistogramBinning, BetaCalibration) with this classifier."
+            ) from exc
         for key in ("n_features_in_", "feature_names_in_"):
             self.__dict__.pop(key, None)
             if hasattr(self.estimator, key):
