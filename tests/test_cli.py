@@ -787,3 +787,43 @@ def test_report_memory_stays_within_a_few_times_the_input(
     capsys.readouterr()
     assert code == 0
     assert peak < 3.5 * z.nbytes, peak / z.nbytes
+
+
+def test_report_with_only_a_calibration_file_recalibrates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``calipers report test --calibration cal`` without ``--recalibrate`` fits the
+    demo's five methods (it used to ignore the calibration file silently); the
+    temperature-scaling row is the NLL of a temperature fitted by hand (scipy)."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import log_softmax
+
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((900, 3)) * 3
+    y = np.array([rng.choice(3, p=np.exp(r)) for r in log_softmax(z / 2, axis=1)])
+    cal, test = tmp_path / "cal.npz", tmp_path / "test.npz"
+    np.savez(cal, logits=z[:450], labels=y[:450])
+    np.savez(test, logits=z[450:], labels=y[450:])
+    doc = run_json(
+        ["report", str(test), "--calibration", str(cal), "--null-resamples", "0"], capsys
+    )
+    methods = [r["method"] for r in doc["rows"]]
+    assert methods == [
+        "uncalibrated",
+        "TemperatureScaling",
+        "EnsembleTemperatureScaling",
+        "HistogramBinning",
+        "IsotonicRegression",
+        "MeanReplacement",
+    ]
+
+    def nll(t: float, zz: np.ndarray, yy: np.ndarray) -> float:
+        return float(-log_softmax(zz / t, axis=1)[np.arange(len(yy)), yy].mean())
+
+    t = minimize_scalar(lambda t: nll(t, z[:450], y[:450]), bounds=(0.05, 20), method="bounded")
+    ts_row = doc["rows"][1]["metrics"]
+    assert ts_row["nll"] == pytest.approx(nll(t.x, z[450:], y[450:]), abs=1e-5)
+    none = run_json(
+        ["report", str(test), "--calibration", str(cal), "--recalibrate", "none"], capsys
+    )
+    assert [r["method"] for r in none["rows"]] == ["uncalibrated"]

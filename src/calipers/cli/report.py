@@ -16,7 +16,7 @@ from typing import Any
 from ..validation import CalibrationInputError
 from .exit_status import EXIT_OK
 from .inputs import _file_models, add_input_options
-from .methods import METHOD_ALIASES, _recalibrators
+from .methods import DEFAULT_METHODS, METHOD_ALIASES, _recalibrators
 from .options import EPILOG, _add_dask, _positive_int, _uses_dask
 from .outputs import _emit, _info, write_report
 from .regression import add_regression_options, cmd_regression_report, regression_files
@@ -375,7 +375,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
             f"--calibration needs one file per prediction file ({len(models)}); "
             f"got {len(args.calibration)}"
         )
-    methods = _recalibrators(args.recalibrate)
+    # --calibration alone fits the demo's methods, as it fits all three for regression
+    # files: a calibration file given and then not used would be a silent surprise
+    spec = args.recalibrate or (DEFAULT_METHODS if args.calibration else "")
+    methods = _recalibrators(spec)
     test_sets: dict[str, Any] = {}
     cal_sets: dict[str, Any] | None = {} if (methods or args.calibration) else None
     is_logits: dict[str, bool] = {}
@@ -438,7 +441,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="METHODS",
         default="",
         help="comma-separated recalibration methods, e.g. ts,ets,hb,ir,mrr "
-        f"(short names: {', '.join(sorted(METHOD_ALIASES))}; or class names); for "
+        f"(short names: {', '.join(sorted(METHOD_ALIASES))}; or class names; "
+        f"{DEFAULT_METHODS} when only --calibration is given; 'none' for none); for "
         "regression files vscale, vplatt, quantile (variance scaling, Platt scaling of the "
         "log variance, quantile recalibration; all three when only --calibration is given)",
     )
