@@ -384,14 +384,13 @@ def reliability_figure(bins: Sequence[dict], title: str, ece: float | None = Non
     and, below, the number of rows per bin. Needs matplotlib.
     """
     from ..diagrams._style import (
-        BAR_COLOR,
-        GAP_COLOR,
         HIST_COLOR,
         IDEAL_COLOR,
         new_figure,
         rc_context,
         style_axes,
     )
+    from ..diagrams.reliability import _draw_bins
 
     top = not bins or str(bins[0]["slice"]) == "top-label"
     xname, yname = (
@@ -407,30 +406,7 @@ def reliability_figure(bins: Sequence[dict], title: str, ece: float | None = Non
     with rc_context():
         fig = new_figure(3.5, 4.2)
         ax, axh = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1])
-        ax.bar(
-            lo,
-            obs,
-            width=hi - lo,
-            align="edge",
-            color=BAR_COLOR,
-            edgecolor="white",
-            linewidth=0.4,
-            label=yname,
-            zorder=2,
-        )
-        ax.bar(
-            lo,
-            np.abs(conf - obs),
-            bottom=np.minimum(conf, obs),
-            width=hi - lo,
-            align="edge",
-            facecolor=(0.84, 0.37, 0.0, 0.25),
-            edgecolor=GAP_COLOR,
-            hatch="////",
-            linewidth=0.6,
-            label="Gap",
-            zorder=3,
-        )
+        _draw_bins(ax, lo, hi, obs, conf, np.ones(len(lo), bool), True, yname)
         mid = (lo + hi) / 2
         ax.errorbar(
             mid,
