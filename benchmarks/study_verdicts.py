@@ -1,51 +1,45 @@
-"""How often is a verdict of ``cp.verdict`` right? Predictors with a KNOWN calibration error.
+"""Are the verdicts of ``cp.verdict`` right, is its recommended number close to the truth,
+and does its interval cover the truth? Predictors with a KNOWN calibration error.
 
 Usage::
 
-    python benchmarks/study_verdicts.py            # the full table (1353 s measured, see below)
-    python benchmarks/study_verdicts.py --quick    # n = 500 and 2000, 2-3 replications (84 s)
-
-Times measured with 2 worker processes on a 2-core machine shared with other jobs (load
-average about 10); on an idle machine they should be several times shorter (not measured).
-Replications: 40 per ECE cell; 24/12/2 (K = 2) and 12/6/2 (K = 5, 10) per CE_KL cell at
-n = 500/2000/10 000.
+    python benchmarks/study_verdicts.py                 # the full table (see docs/guide/verdicts.md)
+    python benchmarks/study_verdicts.py --quick         # n = 500 and 5000, 3 replications
+    python benchmarks/study_verdicts.py --workers 2 --out table.md
 
 Settings (every replication draws fresh rows; seeded):
 
 * ``binary`` (K = 2): ``p ~ Beta(2, 2)``, ``P(y = 1 | p) = g_T(p) = sigmoid(logit(p) / T)``;
-  metric ``cp.ece`` (positive class, 15 equal-width bins);
-* ``top-label`` (K = 5, 10): confidence ``c = 0.1 + 0.9 u``, ``u ~ Beta(3, 1)`` (clipped
-  to at least 1/K + 0.01 for K = 5), the predicted class uniform, the other classes
-  sharing ``1 - c``; the prediction is correct with probability ``g_T(c)``; metric
-  ``cp.ece`` (top label, 15 equal-width bins);
+  metrics ``cp.ece`` (15 equal-width bins) and ``cp.smece`` (Błasiok & Nakkiran 2023);
+* ``top-label`` (K = 5, 10): confidence ``c = 0.1 + 0.9 u``, ``u ~ Beta(3, 1)`` (at least
+  1/K + 0.01), the predicted class uniform, the other classes sharing ``1 - c``; the
+  prediction is correct with probability ``g_T(c)``; metrics ``cp.ece`` and ``cp.smece``
+  on the top label;
+* ``canonical`` (K = 2, 5, 10): ``p1 = softmax(log u / 0.9)``, ``u ~ Uniform(simplex)``,
+  labels ``y ~ p1``, scores ``p2 = softmax(log p1 / t)``; since ``p2`` is an injective
+  function of ``p1``, ``E[Y | p2] = p1`` and the true canonical CE_KL is
+  ``E[KL(p1 || p2)]`` (Popordanoska et al. 2024, eq. 8); metric ``cp.ce_kl`` at its
+  default bandwidth (the leave-one-out likelihood choice).
 
-  both from benchmarks/study_interval_coverage.py, with ``T`` = 1 (calibrated), 1.2
-  and 2 (over-confident); the truth is the binned calibration error the ECE is
-  consistent for, an integral computed there with ``scipy.integrate.quad``;
-* ``canonical`` (K = 2, 5, 10): the recipe of benchmarks/study_dirichlet_bias.py with
-  a temperature ``t``: ``p1 = softmax(log u / 0.9)``, ``u ~ Uniform(simplex)``, labels
-  ``y ~ p1``, scores ``p2 = softmax(log p1 / t)`` for ``t`` = 1 (calibrated), 0.8 and
-  0.6; since ``p2`` is an injective function of ``p1``, ``E[Y | p2] = p1`` and the true
-  canonical CE_KL is ``E[KL(p1 || p2)]`` (Popordanoska et al. 2024, eq. 8), computed on
-  200 000 fresh draws; metric ``cp.ce_kl`` (Dirichlet kernel, canonical lens) at
-  Popordanoska et al.'s (2024) n-schedule of bandwidths (0.01 for n <= 1000, 0.001 for
-  n <= 5000, 0.0005 for n <= 10 000).
+The miscalibration levels are chosen so that the truth is 0 (calibrated), 0.01 (slight),
+0.03 (moderate), 0.08 (large) and 0.15 (strong): ``T`` (binary, top-label; the binned
+ECE's truth) and ``t`` (canonical; CE_KL's truth) are solved for by bisection. The
+truths: the binned ECE's is the quadrature integral of
+benchmarks/study_interval_coverage.py; SmoothECE's is ``cp.smece`` with the labels'
+expectation in place of the labels (two weighted copies of each row) on 400 000 rows;
+CE_KL's a Monte Carlo mean of ``KL(p1 || p2)`` over 200 000 rows.
 
-Every replication runs ``cp.verdict`` as shipped (alpha = 0.05, bias_ratio = 0.5,
-bandwidth range x1/2..x2 for the kernel estimate), with 99 calibrated draws for the ECE
-and 39 for CE_KL (the batched kernel null), no bootstrap interval. A verdict is
-counted **right** when
+Every replication runs ``cp.verdict`` as shipped (alpha = 0.05) with 100 label draws of
+each kind (the calibrated null and the fitted curve). A verdict is **right** when:
 
-* "resolved": the truth ``c`` is positive and the bias-corrected estimate lies within
-  a factor 2 of it (``c/2 <= T - mean(T*) <= 2c``);
-* "not distinguishable": ``c = 0``, or ``c`` is below the calibrated noise of this
-  replication (``c <= q95(T*) - mean(T*)``);
-* "cannot resolve": the raw estimate is off by more than a factor 2 (``T`` outside
-  ``[c/2, 2c]``; always so when ``c = 0``): the number really was not to be trusted.
+* "resolved": the truth is positive and inside the recommended number's interval;
+* "not distinguishable": the truth is 0, or below the calibrated noise
+  ``q95(T*) - mean(T*)`` of that replication (no test at this n could see it);
+* "cannot resolve": the truth is positive (the model is not calibrated, as the verdict
+  says).
 
-"false resolved" is the share of replications with a "resolved" verdict whose
-bias-corrected estimate is not within a factor 2 of the truth: the failure the
-verdicts exist to prevent. Runs on ``--workers`` processes (default 2).
+The table also gives the raw estimate's and the recommended number's mean relative
+error ``mean |x - truth| / truth`` and the interval's coverage of the truth.
 """
 
 from __future__ import annotations
@@ -56,6 +50,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -68,21 +63,18 @@ from study_interval_coverage import BINARY, TOP, g, truths  # noqa: E402
 
 import calipers as cp  # noqa: E402
 
-LEVELS = {"binary": (1.0, 1.2, 2.0), "top-label": (1.0, 1.2, 2.0), "canonical": (1.0, 0.8, 0.6)}
-LEVEL_NAMES = ("none", "mild", "strong")
+TARGETS = (0.0, 0.01, 0.03, 0.08, 0.15)
+LEVEL_NAMES = ("calibrated", "slight", "moderate", "large", "strong")
+B = 100
 
 
 @dataclass(frozen=True)
 class Cell:
     setting: str
+    metric: str
     k: int
     n: int
-    level: int  # index into LEVELS[setting]
-    reps: int
-
-    @property
-    def param(self) -> float:
-        return LEVELS[self.setting][self.level]
+    level: int  # index into TARGETS
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -106,117 +98,192 @@ def _top(n: int, k: int, T: float, rng: np.random.Generator):
     probs = np.repeat(((1 - c) / (k - 1))[:, None], k, axis=1)
     probs[np.arange(n), pred] = c
     other = (pred + 1 + rng.integers(0, k - 1, n)) % k
-    return probs, np.where(hit, pred, other)
+    return probs, np.where(hit, pred, other), c
 
 
-def truth(setting: str, k: int, param: float) -> float:
-    if param == 1.0:
-        return 0.0
-    if setting == "binary":
-        return truths(BINARY, param)["ece"]
-    if setting == "top-label":
-        # the clip of c at 1/K + 0.01 (so that the predicted class is the arg-max) moves
-        # P(c < 0.11) ~ 1e-6 of the mass for K = 10 and P(c < 0.21) ~ 2e-3 for K = 5, where
-        # |g_T(c) - c| < 0.1: the truth of the unclipped law is off by < 2e-4
-        return truths(TOP, param)["ece"]
-    p1, p2, _ = _dirichlet(200_000, k, param, np.random.default_rng(12345))
+def _kl_truth(k: int, t: float, n: int = 200_000) -> float:
+    p1, p2, _ = _dirichlet(n, k, t, np.random.default_rng(12345))
     return float((p1 * np.log(p1 / p2)).sum(1).mean())
 
 
-def schedule(n: int) -> float:
-    return 0.01 if n <= 1000 else 0.001 if n <= 5000 else 0.0005
+def _bisect(f, target: float, lo: float, hi: float) -> float:
+    """``x`` in ``[lo, hi]`` with ``f(x) = target`` for ``f`` increasing in ``x``."""
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        if f(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
-def one(cell: Cell, rep: int) -> tuple[str, float, float, float, float]:
+@cache
+def param(setting: str, k: int, level: int) -> float:
+    """``T`` (binary, top-label) or ``t`` (canonical) whose truth is ``TARGETS[level]``."""
+    target = TARGETS[level]
+    if target == 0:
+        return 1.0
+    if setting == "binary":
+        return _bisect(lambda T: truths(BINARY, T)["ece"], target, 1.0, 50.0)
+    if setting == "top-label":
+        return _bisect(lambda T: truths(TOP, T)["ece"], target, 1.0, 50.0)
+    return 1 / _bisect(lambda s: _kl_truth(k, 1 / s, 20_000), target, 1.0, 20.0)
+
+
+@cache
+def truth(setting: str, metric: str, k: int, level: int) -> float:
+    """The population value of the metric at this level (module docstring)."""
+    T = param(setting, k, level)
+    if TARGETS[level] == 0:
+        return 0.0
+    if setting == "canonical":
+        return _kl_truth(k, T)
+    if metric == "ece":
+        # the clip of c at 1/K + 0.01 moves < 2e-3 of the mass where |g_T(c) - c| < 0.1
+        return truths(BINARY if setting == "binary" else TOP, T)["ece"]
+    rng = np.random.default_rng(2024)
+    n = 400_000
+    if setting == "binary":
+        s = BINARY.dist.rvs(size=n, random_state=rng)
+        q = g(s, T)
+        X, Y = np.concatenate([s, s]), np.r_[np.ones(n, int), np.zeros(n, int)]
+    else:
+        # the top-label lens sees only (c, correct): the binary problem of c
+        c = np.maximum(TOP.dist.rvs(size=n, random_state=rng), 1 / k + 0.01)
+        X, Y = np.concatenate([c, c]), np.r_[np.ones(n, int), np.zeros(n, int)]
+        q = g(c, T)
+    w = np.concatenate([q, 1 - q])
+    return float(cp.smece(X, Y, sample_weight=w))
+
+
+def one(cell: Cell, rep: int) -> tuple[str, float, float, float, float, float, float]:
     which = ("binary", "top-label", "canonical").index(cell.setting)
     rng = np.random.default_rng([which, cell.k, cell.n, cell.level, rep])
+    T = param(cell.setting, cell.k, cell.level)
+    metric = {"ece": cp.ece, "smece": cp.smece, "ce_kl": cp.ce_kl}[cell.metric]
     if cell.setting == "binary":
         p = BINARY.dist.rvs(size=cell.n, random_state=rng)
-        y = (rng.random(cell.n) < g(p, cell.param)).astype(int)
-        v = cp.verdict(cp.ece, p, y, n_resamples=99, n_bootstrap=0, seed=rep)
+        y = (rng.random(cell.n) < g(p, T)).astype(int)
+        v = cp.verdict(metric, p, y, n_resamples=B, seed=rep)
     elif cell.setting == "top-label":
-        probs, y = _top(cell.n, cell.k, cell.param, rng)
-        v = cp.verdict(cp.ece, probs, y, n_resamples=99, n_bootstrap=0, seed=rep)
+        probs, y, _ = _top(cell.n, cell.k, T, rng)
+        v = cp.verdict(metric, probs, y, n_resamples=B, seed=rep)
     else:
-        _, p2, y = _dirichlet(cell.n, cell.k, cell.param, rng)
-        v = cp.verdict(
-            cp.ce_kl, p2, y, bandwidth=schedule(cell.n), n_resamples=39, n_bootstrap=0, seed=rep
-        )
-    return v.category, v.estimate, v.null_mean, v.null_quantile, v.bias_corrected
+        _, p2, y = _dirichlet(cell.n, cell.k, T, rng)
+        v = cp.verdict(metric, p2, y, n_resamples=B, seed=rep, bandwidth_factors=None)
+    return (
+        v.category,
+        v.estimate,
+        v.recommended,
+        v.interval[0],
+        v.interval[1],
+        v.null_quantile - v.null_mean,
+        float(v.n_to_resolve or 0),
+    )
 
 
-def right(category: str, c: float, est: float, q: float, mu: float, bc: float) -> bool:
-    within = c > 0 and c / 2 <= bc <= 2 * c
+def right(category: str, c: float, lo: float, hi: float, noise: float) -> bool:
     if category == "resolved":
-        return within
+        return c > 0 and lo <= c <= hi
     if category == "not_distinguishable":
-        return c == 0 or c <= q - mu
-    return not (c > 0 and c / 2 <= est <= 2 * c)
+        return c == 0 or c <= noise
+    return c > 0
+
+
+def reps_for(cell: Cell, quick: bool) -> int:
+    if quick:
+        return 3
+    if cell.metric == "ce_kl":
+        return {500: 12, 2000: 6, 5000: 4}[cell.n]
+    return 10 if cell.n >= 20000 else 16
 
 
 def cells(quick: bool) -> list[Cell]:
     out = []
-    ns = (500, 2000) if quick else (500, 2000, 10000)
-    for setting, ks in (("binary", (2,)), ("top-label", (5, 10)), ("canonical", (2, 5, 10))):
-        for k in ks:
-            for n in ns:
-                for level in range(3):
-                    if setting == "canonical":
-                        reps = {500: 12, 2000: 6, 10000: 2}[n] if not quick else 2
-                        if k == 2 and n < 10000 and not quick:
-                            reps *= 2
-                    else:
-                        reps = 3 if quick else 40
-                    out.append(Cell(setting, k, n, level, reps))
+    for setting, metrics, ks in (
+        ("binary", ("ece", "smece"), (2,)),
+        ("top-label", ("ece", "smece"), (5, 10)),
+        ("canonical", ("ce_kl",), (2, 5, 10)),
+    ):
+        if setting == "canonical":
+            ns: tuple[int, ...] = (500, 5000) if quick else (500, 2000, 5000)
+        else:
+            ns = (500, 5000) if quick else (500, 2000, 5000, 20000)
+        for metric in metrics:
+            for k in ks:
+                for n in ns:
+                    for level in range(len(TARGETS)):
+                        out.append(Cell(setting, metric, k, n, level))
     return out
 
 
+def _run(args: tuple[Cell, int]):
+    cell, rep = args
+    return cell, rep, one(cell, rep)
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
-    a = ap.parse_args()
-    t0 = time.perf_counter()
-    todo = cells(a.quick)
-    truths_ = {(c.setting, c.k, c.level): truth(c.setting, c.k, c.param) for c in todo}
-    tasks = [(c, r) for c in todo for r in range(c.reps)]
-    # the costly cells first, so that the two workers finish together
-    tasks.sort(key=lambda cr: -(cr[0].n ** 2 * cr[0].k if cr[0].setting == "canonical" else 0))
-    with ProcessPoolExecutor(a.workers) as ex:
-        results = list(ex.map(one, *zip(*tasks, strict=True)))
-    got: dict[Cell, list[tuple[str, float, float, float, float]]] = {}
-    for (c, _), res in zip(tasks, results, strict=True):
-        got.setdefault(c, []).append(res)
-    print(
-        "| setting | K | n | miscalibration | truth | reps | mean estimate | mean calibrated "
-        "mean | resolved | not distinguishable | cannot resolve | right | false resolved |"
+    ap.add_argument("--out", default=None, help="also write the Markdown table here")
+    args = ap.parse_args()
+    t0 = time.time()
+    todo = [(c, r) for c in cells(args.quick) for r in range(reps_for(c, args.quick))]
+    # the expensive cells first, so that the pool ends together
+    todo.sort(key=lambda a: -(a[0].n * (a[0].k if a[0].metric == "ce_kl" else 1)))
+    for c, _ in todo:  # solve the levels once, before the workers fork
+        param(c.setting, c.k, c.level)
+    results: dict[Cell, list] = {}
+    with ProcessPoolExecutor(args.workers) as ex:
+        for cell, _rep, res in ex.map(_run, todo, chunksize=1):
+            results.setdefault(cell, []).append(res)
+    head = (
+        "| setting | metric | K | n | level | truth | reps | mean estimate | mean recommended "
+        "| rel. error of estimate | rel. error of recommended | interval coverage "
+        "| resolved | not distinguishable | cannot resolve | right |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    tot_right = tot = 0
-    for c in todo:
-        rows = got[c]
-        tr = truths_[(c.setting, c.k, c.level)]
-        cats = [r[0] for r in rows]
-        ok = [right(r[0], tr, r[1], r[3], r[2], r[4]) for r in rows]
-        false_res = [r[0] == "resolved" and not k for r, k in zip(rows, ok, strict=True)]
-        tot_right += sum(ok)
-        tot += len(ok)
-
-        def pct(xs: list[bool]) -> str:
-            return f"{100 * np.mean(xs):.0f}%"
-
-        print(
-            f"| {c.setting} | {c.k} | {c.n} | {LEVEL_NAMES[c.level]} ({c.param:g}) | {tr:.4f} "
-            f"| {len(rows)} | {np.mean([r[1] for r in rows]):.4f} "
-            f"| {np.mean([r[2] for r in rows]):.4f} "
-            f"| {pct([x == 'resolved' for x in cats])} "
-            f"| {pct([x == 'not_distinguishable' for x in cats])} "
-            f"| {pct([x == 'cannot_resolve' for x in cats])} | {pct(ok)} | {pct(false_res)} |"
+    lines = [head, "|" + "---|" * 16]
+    summary = {"right": 0, "total": 0, "false_res": 0, "res": 0}
+    for cell in cells(args.quick):
+        rs = results[cell]
+        c = truth(cell.setting, cell.metric, cell.k, cell.level)
+        cat = [r[0] for r in rs]
+        est = np.array([r[1] for r in rs])
+        rec = np.array([r[2] for r in rs])
+        cover = np.array([r[3] <= c <= r[4] for r in rs])
+        ok = [right(r[0], c, r[3], r[4], r[5]) for r in rs]
+        summary["right"] += sum(ok)
+        summary["total"] += len(ok)
+        summary["res"] += cat.count("resolved")
+        summary["false_res"] += sum(
+            1 for r, o in zip(rs, ok, strict=True) if r[0] == "resolved" and not o
         )
-    print(
-        f"\noverall right: {tot_right}/{tot} = {100 * tot_right / tot:.1f}%; "
-        f"{time.perf_counter() - t0:.0f} s on {a.workers} workers"
+
+        def pct(name: str, cat: list[str] = cat) -> str:
+            return f"{100 * cat.count(name) / len(cat):.0f}%"
+
+        def rel(x: np.ndarray, c: float = c) -> str:
+            return f"{np.mean(np.abs(x - c)) / c:.2f}" if c > 0 else "-"
+
+        lines.append(
+            f"| {cell.setting} | {cell.metric} | {cell.k} | {cell.n} | "
+            f"{LEVEL_NAMES[cell.level]} | {c:.4f} | {len(rs)} | {est.mean():.4f} | "
+            f"{rec.mean():.4f} | {rel(est)} | {rel(rec)} | "
+            f"{100 * cover.mean():.0f}% | {pct('resolved')} | {pct('not_distinguishable')} | "
+            f"{pct('cannot_resolve')} | {100 * np.mean(ok):.0f}% |"
+        )
+    text = "\n".join(lines)
+    text += (
+        f"\n\nOverall {summary['right']} of {summary['total']} verdicts "
+        f"({100 * summary['right'] / summary['total']:.1f} %) are right; "
+        f'{summary["false_res"]} of {summary["res"]} "resolved" verdicts miss the truth '
+        f"with their interval. {time.time() - t0:.0f} s on {args.workers} workers.\n"
     )
+    print(text)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "calipers.decomposition",
             "calipers.sweeps",
             "calipers.verdict",
+            "calipers.bias_correction",
+            "calipers.calibration_world",
             "calipers.regression_skce",
         ),
     ),

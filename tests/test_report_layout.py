@@ -207,13 +207,14 @@ def test_demo_summary_names_what_the_json_says(demo: dict[str, Any]) -> None:
         # the meaning first, so that "resolved" is not read as "fixed"
         v = row["verdicts"]["ece"]
         meaning = {
-            "resolved": "miscalibrated beyond the noise and the estimator's bias",
+            "resolved": "miscalibrated beyond noise and estimator bias",
             "not_distinguishable": "within the noise of a calibrated model",
-            "cannot_resolve": "too close to the estimator's bias at this n",
+            "cannot_resolve": "not calibrated, but its size is not resolved at this n",
         }[v["category"]]
         short = {"not_distinguishable": "not distinguishable"}.get(v["category"], v["verdict"])
         short = short.split(":")[0]
-        assert f"ECE {row['metrics']['ece']:.4f}: {meaning}" in text
+        rec = f"{v['recommended']:.4f} [{v['interval'][0]:.4f}, {v['interval'][1]:.4f}]"
+        assert f"ECE {row['metrics']['ece']:.4f} (recommended {rec}): {meaning}" in text
         assert f"({short})" in text
         na = [x["method"] for x in doc["not_applicable"] if x["model"] == model]
         if na:
@@ -437,7 +438,7 @@ def test_summary_against_independent_paired_intervals() -> None:
     page = rep._repr_html_()
     assert page.index("calipers-summary") < page.index("<table") < page.index("<details")
     # the summary's heading keeps the case of NLL and ECE
-    assert "<p>Per model: the lowest-NLL method, its ECE&#x27;s verdict, " in rep.to_html()
+    assert "<p>Per model: the lowest-NLL method, its ECE&#x27;s verdict and " in rep.to_html()
 
 
 # ----------------------------------------------------------------------------- the --chunk-rows hint

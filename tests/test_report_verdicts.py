@@ -49,9 +49,23 @@ def test_the_ece_verdict_reads_the_draws_of_the_ece_p_value(rep: Report) -> None
         v = r.verdicts["ece"]
         assert v.p_value == pytest.approx(r.metrics["ece_p_value"])
         assert v.n_resamples == 99 and v.n == 3000
-        # the draws are ECEs of a calibrated model with these scores: their mean is the
-        # bias at calibration, far below the miscalibrated row's estimate
-        assert v.bias_corrected == pytest.approx(v.estimate - v.null_distribution.mean())
+        assert v.bias_corrected == pytest.approx(v.estimate - v.bias)
+    # the calibrated row is not distinguishable: corrected by the calibrated draws' mean
+    v = rep.row("calibrated").verdicts["ece"]
+    assert v.bias == pytest.approx(v.null_distribution.mean())
+    # the miscalibrated row is corrected at its fitted calibration curve: the binned ECE
+    # of P(y = 1 | p) = p^2 with p ~ U(0.02, 0.98), by quadrature over the 15 bins
+    from scipy import integrate
+
+    edges = np.linspace(0, 1, 16)
+    truth = sum(
+        abs(integrate.quad(lambda x: x * x - x, max(a, 0.02), min(b, 0.98))[0]) / 0.96
+        for a, b in zip(edges[:-1], edges[1:], strict=True)
+    )
+    v = rep.row("over & confident").verdicts["ece"]
+    assert v.recommended_method.startswith("bias at the fitted calibration curve")
+    assert abs(v.recommended - truth) < 0.02 and v.interval[0] < truth < v.interval[1]
+    assert v.bias < v.null_distribution.mean() / 3  # far below the bias at calibration
 
 
 def test_kernel_null_draws_equal_the_estimator_on_each_draw() -> None:

@@ -61,7 +61,7 @@ import math
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -216,14 +216,17 @@ def _fmt_p_value(p: float, n_resamples: int | None) -> str:
 #: Heading of the verdicts under the notes, and what they answer.
 _VERDICTS_HEAD = "Verdicts"
 _VERDICTS_WHY = (
-    "(is the estimate more than its own bias on a calibrated model with the same "
-    "predictions? consistency resampling, Vaicenavicius et al. 2019)"
+    "(is the estimate beyond what a calibrated model with the same predictions gives? "
+    "consistency resampling, Vaicenavicius et al. 2019; the recommended number is the "
+    "estimate corrected for the estimator's bias at a calibration curve fitted to the "
+    "data, after Roelofs et al. 2022)"
 )
 
 #: Heading of the per-model summary that opens every rendering, and what it says.
 _SUMMARY_HEAD = "Summary"
 _SUMMARY_WHY = (
-    "(per model: the lowest-NLL method, its ECE's verdict, methods that worsened a proper score)"
+    "(per model: the lowest-NLL method, its ECE's verdict and recommended value [95 % "
+    "interval], proper scores made worse)"
 )
 
 #: Heading of the appendix (Markdown, LaTeX) or collapsed section (HTML) that holds the
@@ -238,13 +241,11 @@ _PROPER_SCORES = ("nll", "brier", "dss", "crps")
 #: the meaning first (a reader skimming the first screen must not read "resolved" as
 #: "fixed"), the verdict's own name in parentheses.
 _SUMMARY_VERDICTS: dict[str, str] = {
-    "resolved": "miscalibrated beyond the noise and the estimator's bias at this n (resolved)",
+    "resolved": "miscalibrated beyond noise and estimator bias (resolved)",
     "not_distinguishable": (
         "within the noise of a calibrated model at this n (not distinguishable)"
     ),
-    "cannot_resolve": (
-        "too close to the estimator's bias at this n to tell from calibrated (cannot resolve)"
-    ),
+    "cannot_resolve": "not calibrated, but its size is not resolved at this n (cannot resolve)",
 }
 
 #: How ``report()`` words the reason of a method that cannot apply, as a flag.
@@ -342,7 +343,10 @@ class Report:
         for r in self._table_rows():
             for c, v in r.verdicts.items():
                 reason = v.reason[:1].upper() + v.reason[1:]
-                text = f" {_fmt(v.estimate)}: {v.verdict}. {reason}"
+                text = (
+                    f" {_fmt(v.estimate)}: {v.verdict}. Recommended {_fmt(v.recommended)} "
+                    f"(95% interval [{_fmt(v.interval[0])}, {_fmt(v.interval[1])}]). {reason}"
+                )
                 if v.bandwidth_sensitivity:
                     vals = [x for _, x in v.bandwidth_sensitivity]
                     lo, hi = v.bandwidth_sensitivity[0][0], v.bandwidth_sensitivity[-1][0]
@@ -399,7 +403,10 @@ class Report:
             who = "" if best is base or len(mine) == 1 else "its "
             if v is not None:
                 meaning = _SUMMARY_VERDICTS.get(v.category, v.verdict)
-                parts.append(f"{who}ECE {_fmt(v.estimate)}: {meaning}")
+                parts.append(
+                    f"{who}ECE {_fmt(v.estimate)} (recommended {_fmt(v.recommended)} "
+                    f"[{_fmt(v.interval[0])}, {_fmt(v.interval[1])}]): {meaning}"
+                )
             elif "ece_p_value" in self.columns and not math.isnan(
                 best.metrics.get("ece_p_value", math.nan)
             ):
@@ -532,7 +539,7 @@ class Report:
         >>> p = rng.uniform(0.05, 0.95, 500)
         >>> y = (rng.uniform(size=500) < p).astype(int)
         >>> print(cp.report({"m": (p, y)}, null_resamples=50).to_summary().splitlines()[2])
-        - **m**: ECE 0.0510: within the noise of a calibrated model at this n (not distinguishable).
+        - **m**: ECE 0.0510 (recommended 0.0000 [0.0000, 0.0165]): within the noise of a calibrated model at this n (not distinguishable).
         """
         lines = self._markdown_head(None)
         n_notes, n_verdicts = len(self._notes()), len(self._verdict_notes())
@@ -1042,7 +1049,9 @@ def _suite(
     m["ece_p_value"], ece_null = _ece_null(s, t, P.sample_weight, null_resamples, rng)
     terms = {"nll": _rs._nll_terms(P, None), "brier": _rs._brier_terms(P, "sum")}
     verdicts = (
-        _verdicts(m, s, ece_null, sk, tk, kernel_bandwidth, null_resamples, seed)
+        _verdicts(
+            m, s, t, P.sample_weight, ece_null, sk, tk, kernel_bandwidth, null_resamples, seed
+        )
         if with_verdicts
         else {}
     )
@@ -1086,11 +1095,126 @@ def _ece_null(
     return (1 + exceed) / (1 + B), null
 
 
+def _ece_stat(score: np.ndarray, w: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """The ECE (15 equal-width bins) of each row of a (draws x n) target matrix; soft
+    targets (a row of probabilities) give the binned gap of their expectation."""
+    from scipy import sparse
+
+    from .binning import EqualWidth
+
+    n = score.shape[0]
+    ww = np.ones(n) if w is None else np.asarray(to_numpy(w), dtype=np.float64)
+    ids, nb = EqualWidth(15).assign(score, None)
+    S = sparse.csr_matrix((ww, (np.arange(n), np.asarray(ids))), shape=(n, nb))
+    total = ww.sum()
+
+    def stat(T: np.ndarray) -> np.ndarray:
+        return np.abs(np.asarray((T - score) @ S)).sum(axis=1) / total
+
+    return stat
+
+
+@dataclass
+class _World:
+    """Draws of a statistic at the calibration curve fitted to the lens's (score, target)."""
+
+    draws: np.ndarray
+    estimand: float
+    refits: np.ndarray
+    model: str
+
+
+def _world_draws(
+    score: np.ndarray,
+    target: np.ndarray,
+    w: Any,
+    B: int,
+    rng: np.random.Generator,
+    stat: Callable[[np.ndarray], np.ndarray],
+    estimand: Callable[[np.ndarray], Any],
+) -> _World | None:
+    """``B`` draws of ``stat`` with targets ~ Bernoulli(q), q the fitted curve of the lens.
+
+    :mod:`calipers.bias_correction`: the curve (:class:`calipers.calibration_world.
+    CalibrationWorldFitter`, the calibrated identity left out) is refitted on every draw
+    and ``estimand`` read at each refit. None when no curve could be fitted.
+    """
+    from .calibration_world import CalibrationWorldFitter
+
+    ww = None if w is None else np.asarray(to_numpy(w), dtype=np.float64)
+    fitter = CalibrationWorldFitter(score, sample_weight=ww)
+    world = fitter.fit(target.astype(np.int64), include_identity=False)
+    if world.calibrated:
+        return None
+    q = np.asarray(world.probs, dtype=np.float64)
+    n = score.shape[0]
+    draws, refits = [], []
+    step = _rs.batch_rows(n, B)
+    for b0 in range(0, B, step):
+        r = min(step, B - b0)
+        fake = (rng.random((r, n)) < q).astype(np.float64)
+        draws.append(np.asarray(stat(fake), dtype=np.float64))
+        for j in range(r):
+            refit = fitter.fit(fake[j].astype(np.int64), include_identity=False, start=world)
+            refits.append(estimand(np.asarray(refit.probs, dtype=np.float64)))
+    return _World(np.concatenate(draws), estimand(q), np.asarray(refits), world.model)
+
+
 #: Bandwidth multiples of the report's kernel verdicts (each one kernel pass).
 _REPORT_BANDWIDTH_FACTORS = (0.5, 1.0, 2.0)
 
 #: Target columns per batch of the kernel verdict's null (rows x draws entries).
 _KERNEL_NULL_ENTRIES = 1 << 20
+
+
+def _kernel_stat(score: np.ndarray, bandwidth: float) -> Callable[[np.ndarray], np.ndarray]:
+    """``(r, 2)``: CE_KL and CE_2^2 of the Beta-kernel estimate for each row of a
+    (draws x n) target matrix.
+
+    The scores, hence the kernel matrix, are the same for every row, so the
+    leave-one-out regressions of all rows are one product with it
+    (:meth:`calipers.DirichletKernel.regress` with a column per draw; Popordanoska et
+    al. 2024 eq. 10-12, 15 on the lens's Bernoulli problem).
+    """
+    from .dirichlet_kernel import DirichletKernel
+    from .proper_calibration_error import _slice_terms
+
+    m = score.shape[0]
+    # blocks of 2**20 kernel entries (8 MiB), as the report's own kernel estimates use
+    kernel = DirichletKernel(bandwidth, block_size=max(1, (1 << 20) // max(m, 1)))
+
+    def stat(T: np.ndarray) -> np.ndarray:
+        R = kernel.regress(score, np.ascontiguousarray(T.T), None)
+        out = np.empty((T.shape[0], 2))
+        for j in range(T.shape[0]):
+            for c, div in enumerate(("kl", "squared_l2")):
+                terms = _slice_terms(
+                    score, T[j], None, div, "scalar", bandwidth, 1e-7, None, r=R[:, j]
+                )
+                out[j, c] = float(terms["direct"])
+        return out
+
+    return stat
+
+
+def _kernel_estimand(score: np.ndarray, bandwidth: float) -> Callable[[np.ndarray], np.ndarray]:
+    """CE_KL and CE_2^2 of the lens's Bernoulli problem when P(target = 1) is ``q``: the
+    divergences of ``q`` from the score, exactly (Popordanoska et al. 2024, eq. 8)."""
+    from .proper_calibration_error import _slice_terms
+
+    def theta(q: np.ndarray) -> np.ndarray:
+        return np.array(
+            [
+                float(
+                    _slice_terms(score, q, None, div, "scalar", bandwidth, 1e-7, None, r=q)[
+                        "direct"
+                    ]
+                )
+                for div in ("kl", "squared_l2")
+            ]
+        )
+
+    return theta
 
 
 def _kernel_null(
@@ -1099,35 +1223,23 @@ def _kernel_null(
     """``(B, 2)``: CE_KL and CE_2^2 of the Beta-kernel estimate on ``B`` calibrated draws.
 
     The targets are redrawn as Bernoulli(score) (consistency resampling, Vaicenavicius
-    et al. 2019); the scores, hence the kernel matrix, are the same for every draw, so
-    the leave-one-out regressions of all draws are one product with it
-    (:meth:`calipers.DirichletKernel.regress` with a column per draw; Popordanoska et
-    al. 2024 eq. 10-12, 15 on the lens's Bernoulli problem).
+    et al. 2019); :func:`_kernel_stat` evaluates each batch in one kernel pass.
     """
-    from .dirichlet_kernel import DirichletKernel
-    from .proper_calibration_error import _slice_terms
-
     m = score.shape[0]
+    stat = _kernel_stat(score, bandwidth)
     out = np.empty((B, 2))
     step = max(1, min(B, _KERNEL_NULL_ENTRIES // max(m, 1)))
-    # blocks of 2**20 kernel entries (8 MiB), as the report's own kernel estimates use
-    kernel = DirichletKernel(bandwidth, block_size=max(1, (1 << 20) // max(m, 1)))
     for b0 in range(0, B, step):
         r = min(step, B - b0)
-        T = (rng.random((m, r)) < score[:, None]).astype(np.float64)
-        R = kernel.regress(score, T, None)
-        for j in range(r):
-            for c, div in enumerate(("kl", "squared_l2")):
-                terms = _slice_terms(
-                    score, T[:, j], None, div, "scalar", bandwidth, 1e-7, None, r=R[:, j]
-                )
-                out[b0 + j, c] = float(terms["direct"])
+        out[b0 : b0 + r] = stat((rng.random((m, r)) < score[:, None]).astype(np.float64).T)
     return out
 
 
 def _verdicts(
     metrics: Mapping[str, float],
     s: np.ndarray,
+    t: np.ndarray,
+    w: Any,
     ece_null: np.ndarray,
     sk: np.ndarray,
     tk: np.ndarray,
@@ -1137,17 +1249,56 @@ def _verdicts(
 ) -> dict[str, Verdict]:
     """The verdicts of the ECE and of the two kernel estimates (:mod:`calipers.verdict`).
 
-    ECE: from the draws of its p-value. CE_KL and CE_2^2: from ``B`` calibrated draws
-    on the kernel rows, with their bandwidth sensitivity (the estimate at
-    ``_REPORT_BANDWIDTH_FACTORS`` times the bandwidth: the ends of the range of
-    :func:`calipers.verdict`, two kernel passes instead of four).
+    ECE: from the draws of its p-value, and ``B`` draws at the calibration curve fitted
+    to the lens's (score, target) pairs (:mod:`calipers.bias_correction`: the bias
+    there gives the recommended number and its interval). CE_KL and CE_2^2: the same
+    two kinds of draws on the kernel rows, with their bandwidth sensitivity (the
+    estimate at ``_REPORT_BANDWIDTH_FACTORS`` times the bandwidth: the ends of the range
+    of :func:`calipers.verdict`, two kernel passes instead of four).
     """
     out: dict[str, Verdict] = {}
     if B <= 0:
         return out
     if ece_null.size and math.isfinite(metrics["ece"]):
-        out["ece"] = Verdict.from_null("ECE", metrics["ece"], ece_null, n=s.shape[0])
+        stat = _ece_stat(s, w)
+        world = _world_draws(
+            s,
+            t,
+            w,
+            B,
+            np.random.default_rng([seed, 12]),
+            stat,
+            lambda q: float(stat(q[None, :])[0]),
+        )
+        out["ece"] = Verdict.from_draws(
+            "ECE",
+            metrics["ece"],
+            ece_null,
+            n=s.shape[0],
+            world_draws=None if world is None else world.draws,
+            world_estimand=None if world is None else world.estimand,
+            refit_estimands=None if world is None else world.refits,
+            world_model=None if world is None else world.model,
+        )
     knull = _kernel_null(sk, kernel_bandwidth, B, np.random.default_rng([seed, 11]))
+    kstat = _kernel_stat(sk, kernel_bandwidth)
+
+    def kbatch(T: np.ndarray) -> np.ndarray:
+        out_ = np.empty((T.shape[0], 2))
+        step = max(1, _KERNEL_NULL_ENTRIES // max(sk.shape[0], 1))
+        for i0 in range(0, T.shape[0], step):
+            out_[i0 : i0 + step] = kstat(T[i0 : i0 + step])
+        return out_
+
+    kworld = _world_draws(
+        sk,
+        tk,
+        None,
+        B,
+        np.random.default_rng([seed, 13]),
+        kbatch,
+        _kernel_estimand(sk, kernel_bandwidth),
+    )
     ones = np.ones((1, sk.shape[0]))
     sens: dict[str, list[tuple[float, float]]] = {"ce_kl": [], "ce_l2sq": []}
     for f in _REPORT_BANDWIDTH_FACTORS:
@@ -1161,11 +1312,16 @@ def _verdicts(
         sens["ce_l2sq"].append((h, kv[1]))
     for c, key in enumerate(("ce_kl", "ce_l2sq")):
         if math.isfinite(metrics[key]) and np.all(np.isfinite(knull[:, c])):
-            out[key] = Verdict.from_null(
+            good = kworld is not None and bool(np.all(np.isfinite(kworld.draws[:, c])))
+            out[key] = Verdict.from_draws(
                 COLUMNS[key],
                 metrics[key],
                 knull[:, c],
                 n=sk.shape[0],
+                world_draws=kworld.draws[:, c] if good and kworld else None,
+                world_estimand=float(kworld.estimand[c]) if good and kworld else None,
+                refit_estimands=kworld.refits[:, c] if good and kworld else None,
+                world_model=kworld.model if good and kworld else None,
                 bandwidth=kernel_bandwidth,
                 bandwidth_sensitivity=sens[key],
             )
@@ -1515,10 +1671,11 @@ def report(
         settings["verdicts"] = (
             f"ECE, CE_KL and CE_2^2 against {null_resamples} draws of a perfectly calibrated "
             "model with the same predictions (targets redrawn as Bernoulli(score) in the "
-            "lens; kernel estimates on the kernel rows): 'not distinguishable' when p > "
-            "0.05, 'cannot resolve' when the calibrated mean is at least half the estimate "
-            "or a kernel estimate moves over bandwidths x1/2..x2 by more than the "
-            "bias-corrected amount, 'resolved' otherwise"
+            "lens; kernel estimates on the kernel rows), and as many draws from a "
+            "calibration curve fitted to the lens's (score, target) pairs, whose bias "
+            "gives the recommended number and its 95 % interval: 'not distinguishable' "
+            "when p > 0.05, 'resolved' when the interval excludes 0, 'cannot resolve' "
+            "otherwise"
         )
     if n_bootstrap:
         settings["intervals"] = (
