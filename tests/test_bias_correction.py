@@ -141,7 +141,7 @@ def test_metrics_without_an_exact_estimand_fall_back_to_the_calibrated_null() ->
     P = check_predictions(p, y)
     assert _estimand_fn(_bind(cp.ace, {}), P) is None
     v = cp.verdict(cp.ace, p, y, n_resamples=19)
-    assert v.recommended_method.startswith("calibrated null")
+    assert v.recommended_method.startswith("bias at calibration only")
     assert v.recommended == pytest.approx(max(0.0, v.estimate - v.null_mean))
 
 

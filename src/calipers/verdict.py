@@ -278,7 +278,7 @@ class Verdict:
             metric=metric,
             estimate=float(estimate),
             recommended=corr.recommended,
-            recommended_method=_method_text(corr),
+            recommended_method=_method_text(corr, p > alpha),
             interval=corr.interval,
             bias=corr.bias,
             bias_corrected=corr.corrected,
@@ -320,8 +320,8 @@ class Verdict:
         >>> import numpy as np
         >>> from calipers.verdict import Verdict
         >>> v = Verdict.from_null("ece", 0.2, np.full(99, 0.03), n=1000)
-        >>> v.category, round(v.recommended, 2), v.recommended_method
-        ('resolved', 0.17, 'calibrated null (bias at calibration: an over-correction away from it)')
+        >>> v.category, round(v.recommended, 2), v.recommended_method.split(",")[0]
+        ('resolved', 0.17, 'bias at calibration only')
         """
         return cls.from_draws(
             metric,
@@ -401,9 +401,17 @@ class Verdict:
         }
 
 
-def _method_text(c: BiasCorrection) -> str:
+def _method_text(c: BiasCorrection, consistent: bool) -> str:
+    if consistent:
+        return (
+            "bias of a calibrated model with these predictions, which the data cannot be "
+            "told from"
+        )
     if c.method == "calibrated null":
-        return "calibrated null (bias at calibration: an over-correction away from it)"
+        return (
+            "bias at calibration only, no calibration curve fitted for this metric: an "
+            "over-correction for a miscalibrated model"
+        )
     return (
         f"bias at the fitted calibration curve ({c.world_model}; its own error "
         f"{c.world_estimand:.4g}): {c.bias:.4g}"
