@@ -71,8 +71,9 @@ VERDICTS: dict[str, str] = {
 #: Multiples of the chosen bandwidth at which kernel estimators are re-evaluated.
 BANDWIDTH_FACTORS: tuple[float, ...] = (0.5, 2**-0.5, 1.0, 2**0.5, 2.0)
 
-#: Entries (rows x draws x columns) per batch of the batched kernel null.
-_BATCH_ENTRIES = 1 << 22
+#: Entries (rows x draws x columns) per batch of the batched kernel null: the targets
+#: of a batch take at most 128 MiB in float64 (n = 10^4 rows of 10 classes: 167 draws).
+_BATCH_ENTRIES = 1 << 24
 
 #: Level of the recommended number's interval.
 LEVEL = 0.95
@@ -588,6 +589,76 @@ def _relabel(P: Predictions, y: np.ndarray) -> Predictions:
     return check_predictions(P.probs, y, sample_weight=P.sample_weight, validate=False)
 
 
+#: Entries (draws x rows x columns) per chunk of :func:`_draw_terms` (16 MiB in float64).
+_TERMS_ENTRIES = 1 << 21
+
+
+def _draw_terms(
+    scores: np.ndarray,
+    T: np.ndarray,
+    R: np.ndarray,
+    weights: np.ndarray | None,
+    divergence: str,
+    binary_f: str,
+    clip: float,
+    method: str,
+) -> np.ndarray:
+    """``_slice_terms(scores, T[:, j], ..., r=R[:, j])[method]`` for every draw ``j`` at once.
+
+    ``T`` and ``R``: the targets and their leave-one-out kernel estimates of ``r``
+    draws, shape ``(n, r)`` (1-D scores) or ``(n, r, k)``. The same arithmetic as
+    :func:`calipers.proper_calibration_error._slice_terms` (the direct estimator,
+    Popordanoska et al. 2024 eq. 9, or the one via risk and refinement, eq. 14-15),
+    on the draws taken a chunk at a time as ``(draws, n[, k])`` arrays: every draw's
+    row sums and weighted means add the same numbers in the same order as the
+    draw-by-draw computation, and ``F(g)``, ``grad F(g)`` are evaluated once.
+    """
+    from .dirichlet_kernel import _as_simplex
+    from .proper_calibration_error import _generator, _pair
+
+    n, r = T.shape[0], T.shape[1]
+    if scores.ndim == 1:
+        g = _as_simplex(scores, clip)[:, 1]
+        two_point = binary_f == "two_point"
+        if two_point:
+            g = _pair(g)
+    else:
+        g = _as_simplex(scores, clip)
+        two_point = False
+    vector = g.ndim > 1
+    F, grad, _ = _generator(divergence, vector=vector)
+    Fg, Gg = F(g), grad(g)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    wsum = float(n) if w is None else w.sum()
+
+    def mean(v: np.ndarray) -> np.ndarray:  # (draws, n) -> (draws,)
+        return (v.sum(1) if w is None else (w * v).sum(1)) / wsum
+
+    def rowsum(v: np.ndarray) -> np.ndarray:
+        return v.sum(-1) if vector else v
+
+    out = np.empty(r)
+    per_draw = n * (int(np.prod(T.shape[2:])) if T.ndim > 2 else 1) * (2 if two_point else 1)
+    step = max(1, _TERMS_ENTRIES // max(1, per_draw))
+    for j0 in range(0, r, step):
+        Rc = np.ascontiguousarray(np.moveaxis(R[:, j0 : j0 + step], 1, 0))
+        if two_point:
+            Rc = _pair(Rc.reshape(-1)).reshape(*Rc.shape, 2)
+        Fr = F(Rc)
+        direct = mean(Fr - Fg - rowsum(Gg * (Rc - g)))
+        if method == "direct":
+            out[j0 : j0 + step] = direct
+            continue
+        Tc = np.ascontiguousarray(np.moveaxis(np.asarray(T[:, j0 : j0 + step], np.float64), 1, 0))
+        if two_point:
+            Tc = _pair(Tc.reshape(-1)).reshape(*Tc.shape, 2)
+        FT = F(Tc)
+        risk = mean(FT - Fg - rowsum(Gg * (Tc - g)) - FT)
+        ref = -mean(Fr)
+        out[j0 : j0 + step] = risk - ref
+    return out
+
+
 def _pce_null(
     m: _Metric,
     P: Predictions,
@@ -603,7 +674,9 @@ def _pce_null(
     selected on the data: the likelihood choice of :func:`calipers.select_bandwidth`
     reads the scores only, which the draws share). A lens's scores do not depend on the
     labels, so the leave-one-out regression of all draws' targets is one product with
-    the kernel matrix (:meth:`calipers.DirichletKernel.regress` takes a column per draw).
+    the kernel matrix (:meth:`calipers.DirichletKernel.regress` takes a column per draw),
+    and the divergence terms of all of a batch's draws are array operations
+    (:func:`_draw_terms`; a user's :class:`calipers.Bregman` generator goes draw by draw).
     """
     from .dirichlet_kernel import DirichletKernel
     from .lenses import get_lens
@@ -639,7 +712,12 @@ def _pce_null(
             R = DirichletKernel(float(hs[s]), clip=clip, block_size=block).regress(
                 sl.scores, T, sl.weights
             )
-            for j in range(r):
+            if isinstance(divergence, str):
+                out[b0 : b0 + r] += _draw_terms(
+                    sl.scores, T, R, sl.weights, divergence, binary_f, clip, method
+                )
+                continue
+            for j in range(r):  # a user's Bregman generator: F acts on one draw's rows
                 terms = _slice_terms(
                     sl.scores,
                     T[:, j],
