@@ -405,8 +405,7 @@ class Verdict:
 def _method_text(c: BiasCorrection, consistent: bool) -> str:
     if consistent:
         return (
-            "bias of a calibrated model with these predictions, which the data cannot be "
-            "told from"
+            "bias of a calibrated model with these predictions, which the data cannot be told from"
         )
     if c.method == "calibrated null":
         return (
