@@ -190,3 +190,39 @@ def test_verdict_world_interval_covers_the_truth_across_seeds() -> None:
         v = cp.verdict(cp.ece, p, y, n_resamples=60, seed=seed)
         hits += v.interval[0] <= truth <= v.interval[1]
     assert hits >= 9
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_canonical_newton_fit_is_the_maximum_likelihood_fit(weighted: bool) -> None:
+    # the closed-form Newton steps against a derivative-free search of the likelihood
+    rng = np.random.default_rng(11)
+    p = rng.dirichlet(np.ones(4), size=800)
+    y = rng.integers(0, 4, 800)
+    w = rng.uniform(0.5, 2.0, 800) if weighted else np.ones(800)
+    L = np.log(p)
+
+    def nll(theta: np.ndarray) -> float:
+        z = theta[0] * L + np.concatenate([[0.0], theta[1:]])
+        z = z - z.max(1, keepdims=True)
+        ls = z - np.log(np.exp(z).sum(1, keepdims=True))
+        return -float(np.dot(w * (800 / w.sum()), ls[np.arange(800), y]))
+
+    ref = minimize(
+        nll,
+        [1.0, 0.0, 0.0, 0.0],
+        method="Nelder-Mead",
+        options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 20000},
+    )
+    world = CalibrationWorldFitter(p, "canonical", w if weighted else None).fit(
+        y, include_identity=False
+    )
+    coef = dict(world.coefficients)["temperature scaling with a bias per class"]
+    np.testing.assert_allclose(coef, ref.x, atol=1e-4)
+    ts = dict(world.coefficients)["temperature scaling"]
+    one = minimize(
+        lambda a: nll(np.array([a[0], 0.0, 0.0, 0.0])),
+        [1.0],
+        method="Nelder-Mead",
+        options={"xatol": 1e-10, "fatol": 1e-13},
+    )
+    assert ts[0] == pytest.approx(one.x[0], abs=1e-5)

@@ -169,6 +169,65 @@ def _logistic_fit(
     return beta
 
 
+def _softmax_newton(
+    L: np.ndarray,
+    y: np.ndarray,
+    onehot: np.ndarray,
+    w: np.ndarray,
+    with_bias: bool,
+    x0: np.ndarray,
+) -> tuple[np.ndarray, float] | None:
+    """Newton's method for ``q = softmax(a L + b)`` (``b_0 = 0``) by weighted likelihood.
+
+    With ``R = w (q - onehot)`` the gradient of the negative log-likelihood is
+    ``(sum R L, sum_i R_i[1:])`` and its Hessian, from ``d^2/dZ_k dZ_l = w (q_k delta_kl -
+    q_k q_l)``, is assembled in closed form; steps are halved until the likelihood does
+    not fall. Returns ``(theta, nll)``, or None when it does not converge.
+    """
+    n, K = L.shape
+    rows = np.arange(n)
+    theta = np.array(x0, dtype=np.float64)
+
+    def evaluate(th: np.ndarray) -> tuple[float, np.ndarray]:
+        b = np.concatenate([[0.0], th[1:]]) if with_bias else 0.0
+        ls = log_softmax(th[0] * L + b, axis=1)
+        return -float(np.dot(w, ls[rows, y])), np.exp(ls)
+
+    f, q = evaluate(theta)
+    for _ in range(50):
+        R = (q - onehot) * w[:, None]
+        qL = (q * L).sum(1)
+        g = [float(np.sum(R * L))]
+        haa = float(np.dot(w, (q * L * L).sum(1) - qL**2))
+        if with_bias:
+            wq = q * w[:, None]
+            hab = (wq * L - wq * qL[:, None]).sum(0)[1:]
+            hbb = (np.diag(wq.sum(0)) - wq.T @ q)[1:, 1:]
+            H = np.block([[np.array([[haa]]), hab[None, :]], [hab[:, None], hbb]])
+            grad = np.concatenate([g, R.sum(0)[1:]])
+        else:
+            H = np.array([[haa]])
+            grad = np.array(g)
+        try:
+            step = np.linalg.solve(H + 1e-12 * np.eye(H.shape[0]), grad)
+        except np.linalg.LinAlgError:
+            return None
+        s = 1.0
+        while True:
+            f_new, q_new = evaluate(theta - s * step)
+            if f_new <= f + 1e-12 * max(1.0, abs(f)) or s < 1e-8:
+                break
+            s /= 2
+        if not np.isfinite(f_new) or f_new > f + 1e-9 * max(1.0, abs(f)):
+            return None
+        theta = theta - s * step
+        done = abs(f - f_new) <= 1e-13 * max(1.0, abs(f))
+        f, q = f_new, q_new
+        if done or float(np.max(np.abs(s * step))) < 1e-10:
+            return theta, f
+    return None
+
+
 #: One fitted candidate: (model, n_params, fitted probabilities, log L, coefficients).
 _Candidate = tuple[str, int, np.ndarray, float, "np.ndarray | None"]
 
@@ -287,23 +346,27 @@ class CalibrationWorldFitter:
         ):
             if only is not None and name != only:
                 continue
-
-            def f(theta: np.ndarray, with_bias: bool = with_bias) -> tuple[float, np.ndarray]:
-                a, b = unpack(theta, with_bias)
-                ls = log_softmax(a * L + b, axis=1)
-                R = (np.exp(ls) - onehot) * w[:, None]
-                ga = float(np.sum(R * L))
-                g = np.concatenate([[ga], R.sum(0)[1:]]) if with_bias else np.array([ga])
-                return -float(np.dot(w, ls[rows, y])), g
-
             x0 = start.get(name)
             if x0 is None:
                 x0 = np.zeros(k)
                 x0[0] = 1.0
-            res = minimize(f, x0, jac=True, method="L-BFGS-B")
-            if np.all(np.isfinite(res.x)):
-                a, b = unpack(res.x, with_bias)
-                out.append((name, k, softmax(a * L + b, axis=1), -float(res.fun), res.x))
+            got = _softmax_newton(L, y, onehot, w, with_bias, x0)
+            if got is None:
+
+                def f(theta: np.ndarray, with_bias: bool = with_bias) -> tuple[float, np.ndarray]:
+                    a, b = unpack(theta, with_bias)
+                    ls = log_softmax(a * L + b, axis=1)
+                    R = (np.exp(ls) - onehot) * w[:, None]
+                    ga = float(np.sum(R * L))
+                    g = np.concatenate([[ga], R.sum(0)[1:]]) if with_bias else np.array([ga])
+                    return -float(np.dot(w, ls[rows, y])), g
+
+                res = minimize(f, x0, jac=True, method="L-BFGS-B")
+                got = (res.x, float(res.fun))
+            theta, nll = got
+            if np.all(np.isfinite(theta)):
+                a, b = unpack(theta, with_bias)
+                out.append((name, k, softmax(a * L + b, axis=1), -nll, theta))
         return out
 
     def fit(
