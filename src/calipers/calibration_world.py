@@ -287,20 +287,24 @@ class CalibrationWorldFitter:
             self.top = np.argmax(p, axis=1)
             self.c = p[np.arange(n), self.top]
         x = logit(np.clip(self.c, _EPS, 1 - _EPS))
-        one = np.ones_like(x)
-        self.bases: list[tuple[str, np.ndarray]] = [
-            ("logistic in logit(score)", np.column_stack([one, x]))
-        ]
+        self.x = x
+        # each basis is built when it is fitted and only the last one is kept: a refit
+        # reuses it, and a large n never holds the three designs at once
+        self.knots: dict[str, np.ndarray | None] = {"logistic in logit(score)": None}
         if np.unique(x).shape[0] >= 8:
             for k, qs in _KNOT_QUANTILES.items():
                 knots = np.quantile(x, qs)
                 if np.all(np.diff(knots) > 1e-6):
-                    self.bases.append(
-                        (
-                            f"restricted cubic spline in logit(score), {k} knots",
-                            np.column_stack([one, _rcs_basis(x, knots)]),
-                        )
-                    )
+                    self.knots[f"restricted cubic spline in logit(score), {k} knots"] = knots
+        self._design: tuple[str, np.ndarray] | None = None
+
+    def _basis(self, name: str) -> np.ndarray:
+        if self._design is None or self._design[0] != name:
+            self._design = None  # free the previous design first
+            knots = self.knots[name]
+            B = self.x[:, None] if knots is None else _rcs_basis(self.x, knots)
+            self._design = (name, np.column_stack([np.ones_like(self.x), B]))
+        return self._design[1]
 
     def _curve(
         self, y: np.ndarray, start: dict[str, np.ndarray], only: str | None = None
@@ -310,9 +314,10 @@ class CalibrationWorldFitter:
         out: list[_Candidate] = [
             ("calibrated (identity)", 0, self.c, _bernoulli_loglik(self.c, t, self.w), None)
         ]
-        for name, X in self.bases:
+        for name in self.knots:
             if only is not None and name != only:
                 continue
+            X = self._basis(name)
             beta = _logistic_fit(X, t, self.w, start.get(name))
             if beta is not None:
                 g = expit(X @ beta)

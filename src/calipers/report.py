@@ -1149,13 +1149,14 @@ def _world_draws(
     q = np.asarray(world.probs, dtype=np.float64)
     n = score.shape[0]
     draws, refits = [], []
-    step = _rs.batch_rows(n, B)
+    # half the null's batch: the refits' own arrays come on top of the draws'
+    step = max(1, _rs.batch_rows(n, B) // 2)
     for b0 in range(0, B, step):
         r = min(step, B - b0)
-        fake = (rng.random((r, n)) < q).astype(np.float64)
-        draws.append(np.asarray(stat(fake), dtype=np.float64))
+        hit = rng.random((r, n)) < q  # kept as booleans: the refits read them
+        draws.append(np.asarray(stat(hit.astype(np.float64)), dtype=np.float64))
         for j in range(r):
-            refit = fitter.fit(fake[j].astype(np.int64), include_identity=False, start=world)
+            refit = fitter.fit(hit[j].astype(np.int64), include_identity=False, start=world)
             refits.append(estimand(np.asarray(refit.probs, dtype=np.float64)))
     return _World(np.concatenate(draws), estimand(q), np.asarray(refits), world.model)
 
