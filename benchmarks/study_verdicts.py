@@ -3,8 +3,8 @@ and does its interval cover the truth? Predictors with a KNOWN calibration error
 
 Usage::
 
-    python benchmarks/study_verdicts.py                 # the full table (see docs/guide/verdicts.md)
-    python benchmarks/study_verdicts.py --quick         # n = 500 and 5000, 3 replications
+    python benchmarks/study_verdicts.py                 # the full table (2035 s on 2 workers)
+    python benchmarks/study_verdicts.py --quick         # n = 500 and 5000, 3 runs (544 s)
     python benchmarks/study_verdicts.py --workers 2 --out table.md
 
 Settings (every replication draws fresh rows; seeded):
