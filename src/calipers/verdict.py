@@ -52,7 +52,6 @@ from . import _resampling as rs
 from ._resampling import format_p_value
 from .bias_correction import BiasCorrection, correct, soft_targets
 from .calibration_test import _draw_labels
-from .calibration_world import CalibrationWorldFitter
 from .confidence_interval import confidence_interval
 from .validation import CalibrationInputError, Predictions, check_predictions
 
@@ -1024,6 +1023,8 @@ def verdict(
     model = None
     theta_fn = _estimand_fn(m, P)
     if theta_fn is not None:
+        from .calibration_world import CalibrationWorldFitter  # SciPy: imported on use
+
         fitter = CalibrationWorldFitter(P.probs, _family(m, P), P.sample_weight)
         world = fitter.fit(P.labels, include_identity=False)
 
