@@ -1,6 +1,6 @@
 """The recommended number: a calibration-error estimate corrected for its bias where the data are.
 
-An estimate ``T`` of a calibration error is biased at finite n, and for the |.|-type
+An estimate ``T`` of a calibration error is biased at finite n, and for the absolute-value
 estimators (binned ECE, SmoothECE, the Dirichlet-kernel CE_KL) the bias is not
 additive: it is largest for a calibrated model and shrinks as the calibration error
 grows (``E|a + e| ~ |a|`` once ``|a|`` is well above the noise ``e``). Subtracting the

@@ -18,7 +18,7 @@ Two kinds of label draws, with the predictions kept fixed:
   data (:mod:`calipers.calibration_world`), as Roelofs et al. (2022) measured estimator
   bias. It gives the estimator's bias where the data are, hence the recommended number
   and its interval (:mod:`calipers.bias_correction`). The bias at calibration would
-  over-correct a miscalibrated model: for |.|-type estimators the noise mostly averages
+  over-correct a miscalibrated model: for absolute-value estimators the noise mostly averages
   out once the error is well above it.
 
 The rule (``alpha = 0.05`` by default):
