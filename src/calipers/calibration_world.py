@@ -27,6 +27,8 @@ the calibrated world (the consistency-resampling null of Vaicenavicius et al. 20
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -131,12 +133,25 @@ def _logistic_fit(
     the first basis column).
     """
     k = X.shape[1]
-    if start is None:
-        beta = np.zeros(k)
-        beta[1] = 1.0
-    else:
-        beta = start.copy()
     ridge = 1e-8 * np.eye(k)
+    if start is not None:
+        # a refit from a nearby optimum: plain Newton steps (quadratic convergence, no
+        # line search); anything unusual falls back to the guarded iteration below
+        beta = start.copy()
+        for _ in range(6):
+            mu = expit(X @ beta)
+            H = (X * (w * mu * (1 - mu))[:, None]).T @ X + ridge
+            try:
+                step = np.linalg.solve(H, X.T @ (w * (t - mu)))
+            except np.linalg.LinAlgError:
+                break
+            beta = beta + step
+            if not np.all(np.isfinite(beta)) or float(np.max(np.abs(step))) < 1e-9:
+                break
+        if np.all(np.isfinite(beta)) and float(np.max(np.abs(step))) < 1e-9:
+            return beta if np.max(np.abs(beta)) <= 1e3 else None
+    beta = np.zeros(k)
+    beta[1] = 1.0
 
     def nll(eta: np.ndarray) -> float:
         return float(np.dot(w, np.logaddexp(0.0, eta) - t * eta))
@@ -311,9 +326,13 @@ class CalibrationWorldFitter:
     ) -> list[_Candidate]:
         p = self.probs
         t = (y == self.top).astype(np.float64) if p.ndim == 2 and p.shape[1] > 2 else y * 1.0
-        out: list[_Candidate] = [
-            ("calibrated (identity)", 0, self.c, _bernoulli_loglik(self.c, t, self.w), None)
-        ]
+        # a refit of one model needs no likelihoods (no model is chosen)
+        ll: Callable[[np.ndarray], float] = (
+            (lambda g: math.nan)
+            if only is not None
+            else (lambda g: _bernoulli_loglik(g, t, self.w))
+        )
+        out: list[_Candidate] = [("calibrated (identity)", 0, self.c, ll(self.c), None)]
         for name in self.knots:
             if only is not None and name != only:
                 continue
@@ -321,7 +340,7 @@ class CalibrationWorldFitter:
             beta = _logistic_fit(X, t, self.w, start.get(name))
             if beta is not None:
                 g = expit(X @ beta)
-                out.append((name, X.shape[1], g, _bernoulli_loglik(g, t, self.w), beta))
+                out.append((name, X.shape[1], g, ll(g), beta))
         return out
 
     def _canonical(
@@ -384,7 +403,8 @@ class CalibrationWorldFitter:
         """The AIC-best world for ``labels`` (see :func:`fit_calibration_world`).
 
         ``start``: a world fitted by this fitter. Only its model is refitted, from its
-        coefficients (no new choice of model: the refits measure the fit's noise).
+        coefficients (no new choice of model: the refits measure the fit's noise; no
+        likelihood is computed, so the refit's ``aic`` is NaN).
         """
         y = np.asarray(labels).astype(np.int64)
         init = {} if start is None else dict(start.coefficients)
