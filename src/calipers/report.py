@@ -1118,8 +1118,8 @@ def _ece_stat(score: np.ndarray, w: Any) -> Callable[[np.ndarray], np.ndarray]:
 class _World:
     """Draws of a statistic at the calibration curve fitted to the lens's (score, target)."""
 
-    draws: np.ndarray
-    estimand: float
+    draws: np.ndarray  # (B,) or (B, columns)
+    estimand: Any  # a float, or one per column
     refits: np.ndarray
     model: str
 
@@ -1178,21 +1178,19 @@ def _kernel_stat(score: np.ndarray, bandwidth: float) -> Callable[[np.ndarray], 
     al. 2024 eq. 10-12, 15 on the lens's Bernoulli problem).
     """
     from .dirichlet_kernel import DirichletKernel
-    from .proper_calibration_error import _slice_terms
+    from .verdict import _draw_terms
 
     m = score.shape[0]
     # blocks of 2**20 kernel entries (8 MiB), as the report's own kernel estimates use
     kernel = DirichletKernel(bandwidth, block_size=max(1, (1 << 20) // max(m, 1)))
 
     def stat(T: np.ndarray) -> np.ndarray:
-        R = kernel.regress(score, np.ascontiguousarray(T.T), None)
+        Tm = np.ascontiguousarray(T.T)
+        R = kernel.regress(score, Tm, None)
         out = np.empty((T.shape[0], 2))
-        for j in range(T.shape[0]):
-            for c, div in enumerate(("kl", "squared_l2")):
-                terms = _slice_terms(
-                    score, T[j], None, div, "scalar", bandwidth, 1e-7, None, r=R[:, j]
-                )
-                out[j, c] = float(terms["direct"])
+        for c, div in enumerate(("kl", "squared_l2")):
+            # every draw's terms at once, as _slice_terms computes each
+            out[:, c] = _draw_terms(score, Tm, R, None, div, "scalar", 1e-7, "direct")
         return out
 
     return stat
