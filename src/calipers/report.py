@@ -1070,19 +1070,8 @@ def _ece_null(
     """
     if B <= 0:
         return math.nan, np.zeros(0)
-    from scipy import sparse
-
-    from .binning import EqualWidth
-
     n = score.shape[0]
-    ww = np.ones(n) if w is None else np.asarray(to_numpy(w), dtype=np.float64)
-    ids, nb = EqualWidth(15).assign(score, None)
-    S = sparse.csr_matrix((ww, (np.arange(n), np.asarray(ids))), shape=(n, nb))
-    total = ww.sum()
-
-    def stat(T: np.ndarray) -> np.ndarray:
-        return np.abs(np.asarray((T - score) @ S)).sum(axis=1) / total
-
+    stat = _ece_stat(score, w)
     observed = float(stat(target[None, :])[0])
     draws = []
     step = _rs.batch_rows(n, B)
