@@ -22,6 +22,7 @@ from .._backend import to_numpy
 from ..binning import Binning, BinStatistics, EqualWidth, FixedEdges
 from ..calibration_error import binned_statistics, calibration_error
 from ..lenses import Lens, LensSlice, get_lens, resolve_lens, single_class
+from ..reliability_table import wilson_interval
 from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
 from ._style import (
     BAR_COLOR,
@@ -53,55 +54,6 @@ IntervalKind = Literal["wilson", "bootstrap"]
 
 
 # ----------------------------------------------------------------------------- intervals
-
-
-def wilson_interval(
-    proportion: Any, n: Any, confidence_level: float = 0.95
-) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for a binomial proportion (Wilson 1927).
-
-    ``(p + z^2 / 2n -/+ z sqrt(p (1 - p) / n + z^2 / 4n^2)) / (1 + z^2 / n)``
-    with ``z`` the ``(1 + confidence_level) / 2`` normal quantile. Unlike the
-    normal (Wald) interval it stays inside [0, 1] and does not collapse to a
-    point when the observed proportion is 0 or 1, which is common in the
-    nearly-always-correct bins of a reliability diagram; its coverage is close
-    to nominal already for a handful of samples (Brown, Cai & DasGupta 2001).
-    With sample weights pass Kish's effective sample size
-    ``(sum w)^2 / sum w^2`` as ``n``.
-
-    Parameters
-    ----------
-    proportion : array-like
-        Observed proportions in [0, 1].
-    n : array-like
-        Sample sizes (> 0), broadcast against ``proportion``.
-    confidence_level : float, default 0.95
-
-    Returns
-    -------
-    (low, high) : tuple of ndarray
-
-    Examples
-    --------
-    >>> from calipers.diagrams import wilson_interval
-    >>> lo, hi = wilson_interval([0.5, 1.0], [10, 10])
-    >>> lo.round(4).tolist(), hi.round(4).tolist()
-    ([0.2366, 0.7225], [0.7634, 1.0])
-    """
-    if not 0.0 < confidence_level < 1.0:
-        raise CalibrationInputError(
-            f"confidence_level must lie in (0, 1); got {confidence_level!r}"
-        )
-    p = np.asarray(proportion, dtype=np.float64)
-    m = np.asarray(n, dtype=np.float64)
-    from scipy.special import ndtri  # lazily: scipy.special costs ~0.4 s to import
-
-    z = float(ndtri(0.5 + confidence_level / 2.0))  # normal quantile
-    z2 = z * z
-    denom = 1.0 + z2 / m
-    centre = (p + z2 / (2.0 * m)) / denom
-    half = z / denom * np.sqrt(np.maximum(p * (1.0 - p) / m + z2 / (4.0 * m * m), 0.0))
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
 def _bootstrap_bins(
