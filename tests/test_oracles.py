@@ -20,8 +20,7 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.binning import EqualMass, EqualWidth
-from calipers.metrics import nixon_even_bins
+from calipers.binning import EqualMass, EqualWidth, nixon_even_bins
 from toy_data import NIXON_P, NIXON_Y
 
 pytestmark = pytest.mark.oracle

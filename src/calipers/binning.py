@@ -50,6 +50,7 @@ from ._backend import Array, as_float64_numpy, is_torch, to_numpy, weighted_binc
 from .validation import DEFAULT_SUM_TOL, CalibrationInputError, check_integer
 
 __all__ = [
+    "nixon_even_bins",
     "Binning",
     "BinStatistics",
     "EqualWidth",
@@ -699,3 +700,23 @@ class KDTree:
             ids[idx] = leaf
             leaf += 1
         return _like(ids, scores), leaf
+
+
+def nixon_even_bins(n_bins: int = 15) -> FixedEdges:
+    """The equal-width bins of the Nixon et al. (2019) code, reproduced exactly.
+
+    robustness_metrics / uncertainty-metrics use upper edges
+    ``np.histogram_bin_edges([], n_bins, (0, 1))[1:]`` with ``np.digitize``:
+    bins ``[lo, hi)`` on those float edges (so ``0.6000000000000001`` is an
+    edge for 5 bins) and a score of exactly 1.0 in a bin of its own
+    (docs/how-calipers-computes.md §3.2). Used by :func:`calipers.sce` and its relatives.
+
+    Examples
+    --------
+    >>> from calipers.binning import nixon_even_bins
+    >>> nixon_even_bins(5).edges.tolist()
+    [0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0, 1.0]
+    """
+    B = check_integer(n_bins, "n_bins", minimum=1, maximum=MAX_BINS)
+    upper = np.histogram_bin_edges([], B, (0.0, 1.0))[1:]
+    return FixedEdges(np.r_[0.0, upper, 1.0], closed="left")

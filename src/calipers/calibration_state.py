@@ -49,12 +49,12 @@ from .binning import (
     KDTree,
     _check_unit_interval,
     equal_width_edges,
+    nixon_even_bins,
 )
 from .calibration_error import SliceStatistics, error_from_statistics
 from .decomposition import MurphyDecomposition
 from .divergences import KL, TVD, Divergence, Lp, get_divergence
 from .lenses import Lens, get_lens, top_k
-from .metrics import nixon_even_bins
 from .reliability_table import (
     RELIABILITY_TABLE_COLUMNS,
     _append_rows,

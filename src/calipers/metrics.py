@@ -46,12 +46,12 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from .binning import MAX_BINS, Binning, EqualMass, EqualWidth, FixedEdges, KDTree
+from .binning import Binning, EqualMass, EqualWidth, KDTree, nixon_even_bins
 from .calibration_error import calibration_error
 from .divergences import TVD, InterInterval, Lp
 from .lenses import grouping, top_k
 from .selection import ScoreInterval, threshold
-from .validation import CalibrationInputError, check_integer, check_predictions
+from .validation import CalibrationInputError, check_predictions
 
 __all__ = [
     "ece",
@@ -70,7 +70,6 @@ __all__ = [
     "tce_p",
     "cwce_p",
     "ce_p",
-    "nixon_even_bins",
 ]
 
 _lens_doc = """
@@ -425,26 +424,6 @@ def _one_slice_lens(lens: str) -> str:
     if not isinstance(lens, str) or lens not in ("auto", "top_label", "binary"):
         raise CalibrationInputError(f"lens must be 'auto', 'top_label' or 'binary'; got {lens!r}")
     return lens
-
-
-def nixon_even_bins(n_bins: int = 15) -> FixedEdges:
-    """The equal-width bins of the Nixon et al. (2019) code, reproduced exactly.
-
-    robustness_metrics / uncertainty-metrics use upper edges
-    ``np.histogram_bin_edges([], n_bins, (0, 1))[1:]`` with ``np.digitize``:
-    bins ``[lo, hi)`` on those float edges (so ``0.6000000000000001`` is an
-    edge for 5 bins) and a score of exactly 1.0 in a bin of its own
-    (docs/how-calipers-computes.md §3.2). Used by :func:`sce`.
-
-    Examples
-    --------
-    >>> from calipers.metrics import nixon_even_bins
-    >>> nixon_even_bins(5).edges.tolist()
-    [0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0, 1.0]
-    """
-    B = check_integer(n_bins, "n_bins", minimum=1, maximum=MAX_BINS)
-    upper = np.histogram_bin_edges([], B, (0.0, 1.0))[1:]
-    return FixedEdges(np.r_[0.0, upper, 1.0], closed="left")
 
 
 def _nixon(
