@@ -21,6 +21,7 @@ from scipy.special import expit, log_softmax, logsumexp
 
 import calipers as cp
 import calipers.recalibration.temperature_scaling as ts_mod
+from calipers.recalibration._optimize import _linear_map_injective
 from calipers.recalibration.base import Recalibrator, load_recalibrator
 from calipers.recalibration.beta_calibration import BetaCalibration
 from calipers.recalibration.bias_corrected_temperature_scaling import (
@@ -31,7 +32,7 @@ from calipers.recalibration.matrix_scaling import MatrixScaling
 from calipers.recalibration.monotone_logit_map import MonotoneLogitMap
 from calipers.recalibration.platt_scaling import PlattScaling
 from calipers.recalibration.temperature_scaling import TemperatureScaling
-from calipers.recalibration.vector_scaling import VectorScaling, _linear_map_injective
+from calipers.recalibration.vector_scaling import VectorScaling
 from calipers.validation import CalibrationInputError
 from shared_data import load
 

@@ -17,10 +17,10 @@ import warnings
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._optimize import _check_positive, _lbfgs
 from ._params import user_stacklevel
 from ._schema import ITERATIONS, MAX_ITER, NON_NEGATIVE, POSITIVE, Integer, Real, Schema
 from .base import Recalibrator, register
-from .vector_scaling import _check_positive, _lbfgs
 
 __all__ = ["BetaCalibration"]
 

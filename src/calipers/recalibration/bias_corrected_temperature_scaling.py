@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._optimize import _check_positive, _lbfgs, _softmax_nll
 from ._params import user_stacklevel
 from ._schema import (
     ITERATIONS,
@@ -29,7 +30,6 @@ from ._schema import (
 )
 from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
-from .vector_scaling import _check_positive, _lbfgs, _softmax_nll
 
 __all__ = ["BiasCorrectedTemperatureScaling"]
 

@@ -18,6 +18,19 @@ from typing import Literal
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._optimize import (
+    MAX_SCALE,
+    TEMPERATURE_LAMBDA,
+    TEMPERATURE_MU,
+    _check_positive,
+    _lbfgs,
+    _linear_map_injective,
+    _logit_spread,
+    _n_eff,
+    _softmax_nll,
+    _temperature_distance,
+    _whitener,
+)
 from ._schema import (
     ITERATIONS,
     MAX_ITER,
@@ -31,19 +44,6 @@ from ._schema import (
 )
 from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
-from .vector_scaling import (
-    MAX_SCALE,
-    TEMPERATURE_LAMBDA,
-    TEMPERATURE_MU,
-    _check_positive,
-    _lbfgs,
-    _linear_map_injective,
-    _logit_spread,
-    _n_eff,
-    _softmax_nll,
-    _temperature_distance,
-    _whitener,
-)
 
 __all__ = ["MatrixScaling"]
 

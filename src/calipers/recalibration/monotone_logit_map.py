@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._optimize import _check_positive, _lbfgs, _softmax_nll
 from ._schema import (
     ITERATIONS,
     MAX_ITER,
@@ -28,7 +29,6 @@ from ._schema import (
 )
 from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
-from .vector_scaling import _check_positive, _lbfgs, _softmax_nll
 
 __all__ = ["MonotoneLogitMap"]
 
