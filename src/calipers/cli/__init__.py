@@ -36,6 +36,7 @@ from __future__ import annotations
 # main, build_parser and the exit statuses, and (with "as") the other names this
 # module held before it became a package, still importable from here
 from .exit_status import EXIT_INPUT, EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE
+from .formatting import FORMATS as FORMATS
 from .methods import DEFAULT_METHODS as DEFAULT_METHODS
 from .methods import METHOD_ALIASES as METHOD_ALIASES
 from .options import EPILOG as EPILOG
@@ -43,7 +44,6 @@ from .outputs import _OutputError as _OutputError
 from .outputs import write_atomic as write_atomic
 from .program import build_parser, main
 from .report import REPORT_DESCRIPTION as REPORT_DESCRIPTION
-from .table import FORMATS as FORMATS
 from .table import TABLE_DESCRIPTION as TABLE_DESCRIPTION
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_UNEXPECTED", "EXIT_USAGE", "EXIT_INPUT"]

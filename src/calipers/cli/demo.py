@@ -15,12 +15,13 @@ from typing import Any
 
 from ..output import write_folder_atomic
 from .exit_status import EXIT_OK
+from .formatting import _FORMATTERS, _format_text
 from .inputs import _default_models
 from .methods import DEFAULT_METHODS, _recalibrators
 from .options import EPILOG, _add_common
 from .outputs import _emit, _info
 from .report import _run_report
-from .table import _FORMATTERS, _build_table, _format_text
+from .table import _build_table
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

@@ -38,9 +38,9 @@ from ..regression import (
     variance_calibration,
 )
 from ..validation import CalibrationInputError
+from .formatting import _Column, _format_markdown, _format_text, _json_value, _resolve_format
+from .formatting import _Table as _TextTable
 from .outputs import _info, write_report, write_table
-from .table import _Column, _format_markdown, _format_text, _json_value, _resolve_format
-from .table import _Table as _TextTable
 
 #: The regression key options: flag -> (attribute, keyword of read_regression_file, help).
 REGRESSION_OPTIONS: dict[str, tuple[str, str, str]] = {

@@ -15,6 +15,7 @@ scikit-learn is imported here, when ``fit`` is called with ``cv``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,13 +28,11 @@ if TYPE_CHECKING:
 __all__ = ["cross_fit"]
 
 
-def _labels(y: Any) -> np.ndarray:
+def _labels(y: Any, check_targets: Callable[[Any, np.ndarray], Any]) -> np.ndarray:
     """``y`` as a 1-D NumPy array (a column ``(n, 1)`` as scikit-learn ravels it)."""
     arr = np.asarray(y.detach().cpu().numpy() if hasattr(y, "detach") else y)
     if arr.ndim == 2 and arr.shape[1] == 1:
-        from .recalibrated_classifier import _check_targets
-
-        return np.asarray(_check_targets(arr, np.unique(arr[:, 0])))
+        return np.asarray(check_targets(arr, np.unique(arr[:, 0])))
     if arr.ndim != 1:
         raise CalibrationInputError(
             f"RecalibratedClassifier.fit with cv needs y of shape (n,); got shape {arr.shape}"
@@ -77,7 +76,7 @@ def cross_fit(
     from sklearn.model_selection import check_cv
     from sklearn.utils import _safe_indexing
 
-    from .recalibrated_classifier import RecalibratedClassifier
+    cls = type(rc)  # the members are made by rc's own class (no import of it here)
 
     if rc.ensemble not in (True, False):
         raise CalibrationInputError(f"ensemble must be True or False; got {rc.ensemble!r}")
@@ -86,7 +85,7 @@ def cross_fit(
             "RecalibratedClassifier.fit needs the labels; it requires y to be passed, but the "
             "target y is None"
         )
-    yn = _labels(y)
+    yn = _labels(y, cls._check_targets)
     classes = np.unique(yn)
     if classes.shape[0] < 2:
         raise CalibrationInputError(
@@ -95,7 +94,7 @@ def cross_fit(
         )
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     folds = list(check_cv(rc.cv, yn, classifier=True).split(X, yn))
-    template = RecalibratedClassifier(rc.estimator, rc.method, response_method=rc.response_method)
+    template = cls(rc.estimator, rc.method, response_method=rc.response_method)
     method = template._method()  # checks method (a Recalibrator) before any model is fitted
     members: list[RecalibratedClassifier] = []
     scores: list[Any] = []
@@ -114,7 +113,7 @@ def cross_fit(
                 f"{classes.tolist()!r}: every class needs a few rows in every training fold "
                 "(use fewer folds, or a StratifiedKFold)"
             )
-        pair = RecalibratedClassifier(est, rc.method, response_method=rc.response_method)
+        pair = cls(est, rc.method, response_method=rc.response_method)
         X_te, w_te = _safe_indexing(X, te), None if w is None else w[te]
         if rc.ensemble:
             members.append(pair.fit(X_te, yn[te], sample_weight=w_te))
@@ -132,7 +131,7 @@ def cross_fit(
             classes=classes,
         )
         final = _fit_estimator(clone(rc.estimator), X, yn, w)
-        one = RecalibratedClassifier(final, rc.method, response_method=rc.response_method)
+        one = cls(final, rc.method, response_method=rc.response_method)
         one.method_ = method
         one.classes_ = classes
         one.response_method_ = response

@@ -135,6 +135,7 @@ from ..validation import (
     resolve_classes,
 )
 from ..validation import _softmax as _softmax_rows
+from . import _registry
 from ._params import Parameters
 from ._schema import (
     FORMAT,
@@ -234,9 +235,6 @@ def _not_fitted(message: str) -> NotFittedError:
     return err
 
 
-_REGISTRY: dict[str, type[Recalibrator]] = {}
-
-
 def register(cls: type[Recalibrator]) -> type[Recalibrator]:
     """Class decorator: make a recalibrator loadable by :func:`load_recalibrator`.
 
@@ -254,7 +252,7 @@ def register(cls: type[Recalibrator]) -> type[Recalibrator]:
     calipers.validation.CalibrationInputError: register: Identity declares no schema ...
     """
     check_registrable(cls, Recalibrator, "register")
-    _REGISTRY[cls.__name__] = cls
+    _registry.add(cls)
     return cls
 
 
@@ -1088,6 +1086,45 @@ class Recalibrator(Parameters):
         )
 
     @classmethod
+    def _from_document(cls, doc: dict[str, Any]) -> Recalibrator:
+        """The recalibrator a parsed document of this class describes, every field checked."""
+        name = cls.__name__
+        where = f"{name} file"
+        fmt = check_document(doc, where, READABLE_FORMATS)
+        # a parameter added later, absent from an older document, means its old behaviour
+        params_doc = {**cls.schema.legacy_params, **doc["params"]}
+        params = check_fields(cls.schema.params, params_doc, where, "parameter")
+        run_checks(cls.schema.param_checks, params, where)
+        state_doc: dict[str, Any] = doc["state"]
+        if fmt == 1:
+            state_doc = _upgrade_format_1(cls, state_doc, params, where)
+        obj = cls(**params)
+        optional_doc = {k: state_doc[k] for k in OPTIONAL_STATE if k in state_doc}
+        state_doc = {k: v for k, v in state_doc.items() if k not in OPTIONAL_STATE}
+        if optional_doc and not state_doc:
+            raise CalibrationInputError(
+                f"{where}: field {next(iter(optional_doc))!r} belongs to a fitted recalibrator, "
+                "but the state holds no fit"
+            )
+        if state_doc:  # an empty state is an unfitted recalibrator
+            state = check_fields(cls._state_fields(), state_doc, where, "field", params)
+            run_checks(cls.schema.state_checks, {**params, **state}, where)
+            optional = check_fields(
+                {k: OPTIONAL_STATE[k] for k in optional_doc}, optional_doc, where, "field", state
+            )
+            run_checks((_n_features_consistent,), {**state, **optional}, where)
+            for key, value in state.items():
+                setattr(obj, key, value)
+            if "classes_" in optional and not _is_default_classes(optional["classes_"]):
+                obj._classes = optional["classes_"]
+            if (
+                optional.get("n_features_in_", obj._default_n_features())
+                != obj._default_n_features()
+            ):
+                obj._n_features_in = optional["n_features_in_"]
+        return obj
+
+    @classmethod
     def from_json(cls, text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Recalibrator:
         """Rebuild a recalibrator written by :meth:`to_json` (see :func:`load_recalibrator`).
 
@@ -1215,6 +1252,11 @@ def _upgrade_format_1(
     return state
 
 
+#: The registered classification recalibrators, by class name: a live view of the one
+#: registry of :mod:`calipers.recalibration._registry`.
+_REGISTRY: Mapping[str, type[Recalibrator]] = _registry.Family(Recalibrator)
+
+
 def load_recalibrator(
     text: str | bytes,
     *,
@@ -1278,51 +1320,12 @@ def load_recalibrator(
             "not a calipers recalibrator JSON document (no 'calipers_recalibrator' key)"
         )
     name = doc["calipers_recalibrator"]
-    if isinstance(name, str) and name not in _REGISTRY:
-        from .regression_recalibrator import _REGRESSION_REGISTRY, _from_document
-
-        if name in _REGRESSION_REGISTRY:  # a regression recalibrator: its own registry
-            if expected is not None and expected is not Recalibrator:
-                raise CalibrationInputError(
-                    f"the document holds a {name}, not a {expected.__name__}"
-                )
-            regression: Any = _from_document(doc)
-            return regression
-    if not (isinstance(name, str) and name in _REGISTRY):
+    cls: Any = _registry.lookup(name)
+    if cls is None:
         raise CalibrationInputError(
-            f"unknown recalibrator {_show(name)}; known: {sorted(_REGISTRY)}"
+            f"unknown recalibrator {_show(name)}; known: {_registry.names()}"
         )
-    cls = _REGISTRY[name]
     if expected is not None and expected is not Recalibrator and not issubclass(cls, expected):
         raise CalibrationInputError(f"the document holds a {name}, not a {expected.__name__}")
-    where = f"{name} file"
-    fmt = check_document(doc, where, READABLE_FORMATS)
-    # a parameter added later, absent from an older document, means its old behaviour
-    params_doc = {**cls.schema.legacy_params, **doc["params"]}
-    params = check_fields(cls.schema.params, params_doc, where, "parameter")
-    run_checks(cls.schema.param_checks, params, where)
-    state_doc: dict[str, Any] = doc["state"]
-    if fmt == 1:
-        state_doc = _upgrade_format_1(cls, state_doc, params, where)
-    obj = cls(**params)
-    optional_doc = {k: state_doc[k] for k in OPTIONAL_STATE if k in state_doc}
-    state_doc = {k: v for k, v in state_doc.items() if k not in OPTIONAL_STATE}
-    if optional_doc and not state_doc:
-        raise CalibrationInputError(
-            f"{where}: field {next(iter(optional_doc))!r} belongs to a fitted recalibrator, "
-            "but the state holds no fit"
-        )
-    if state_doc:  # an empty state is an unfitted recalibrator
-        state = check_fields(cls._state_fields(), state_doc, where, "field", params)
-        run_checks(cls.schema.state_checks, {**params, **state}, where)
-        optional = check_fields(
-            {k: OPTIONAL_STATE[k] for k in optional_doc}, optional_doc, where, "field", state
-        )
-        run_checks((_n_features_consistent,), {**state, **optional}, where)
-        for key, value in state.items():
-            setattr(obj, key, value)
-        if "classes_" in optional and not _is_default_classes(optional["classes_"]):
-            obj._classes = optional["classes_"]
-        if optional.get("n_features_in_", obj._default_n_features()) != obj._default_n_features():
-            obj._n_features_in = optional["n_features_in_"]
-    return obj
+    loaded: Any = cls._from_document(doc)  # the class reads its own documents
+    return loaded

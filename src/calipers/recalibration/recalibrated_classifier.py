@@ -270,6 +270,11 @@ class RecalibratedClassifier:
 
     # ------------------------------------------------------------------ fitting
 
+    @staticmethod
+    def _check_targets(y: Any, classes: np.ndarray) -> Any:
+        """``y`` as ``fit`` takes it (also used by the cross-fitting of ``cv=``)."""
+        return _check_targets(y, classes)
+
     def _method(self) -> Recalibrator:
         """A fresh copy of ``method`` (TemperatureScaling by default)."""
         if self.method is None:

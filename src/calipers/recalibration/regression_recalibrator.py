@@ -57,6 +57,7 @@ from ..regression import (
 )
 from ..regression.inputs import spread_by_name
 from ..validation import CalibrationInputError
+from . import _registry
 from ._params import Parameters
 from ._schema import (
     FORMAT,
@@ -75,8 +76,6 @@ __all__ = ["RegressionRecalibrator", "register_regression"]
 
 #: Names of the scores that :meth:`RegressionRecalibrator.scores` returns.
 SCORES = ("nll", "dss", "crps")
-
-_REGRESSION_REGISTRY: dict[str, type[RegressionRecalibrator]] = {}
 
 
 def register_regression(cls: type[RegressionRecalibrator]) -> type[RegressionRecalibrator]:
@@ -97,7 +96,7 @@ def register_regression(cls: type[RegressionRecalibrator]) -> type[RegressionRec
     calipers.validation.CalibrationInputError: register_regression: Nothing declares no schema ...
     """
     check_registrable(cls, RegressionRecalibrator, "register_regression")
-    _REGRESSION_REGISTRY[cls.__name__] = cls
+    _registry.add(cls)
     return cls
 
 
@@ -466,6 +465,23 @@ class RegressionRecalibrator(Parameters):
         )
 
     @classmethod
+    def _from_document(cls, doc: dict[str, Any]) -> RegressionRecalibrator:
+        """The recalibrator a parsed document of this class describes, every field checked."""
+        name = cls.__name__
+        where = f"{name} file"
+        check_document(doc, where, (FORMAT,))
+        params = check_fields(cls.schema.params, doc["params"], where, "parameter")
+        run_checks(cls.schema.param_checks, params, where)
+        obj = cls(**params)
+        state_doc: Mapping[str, Any] = doc["state"]
+        if state_doc:  # an empty state is an unfitted recalibrator
+            state = check_fields(cls.schema.state, state_doc, where, "field", params)
+            run_checks(cls.schema.state_checks, {**params, **state}, where)
+            for key, value in state.items():
+                setattr(obj, key, value)
+        return obj
+
+    @classmethod
     def from_json(
         cls, text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
     ) -> RegressionRecalibrator:
@@ -486,7 +502,7 @@ class RegressionRecalibrator(Parameters):
         ...
         calipers.validation.CalibrationInputError: VarianceScaling file: field 'scale_' must be a finite number > 0; got -5.0
         """
-        return _from_document(parse_document(text, max_bytes), expected=cls)
+        return _read_document(parse_document(text, max_bytes), expected=cls)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_json` to ``path`` atomically (:func:`calipers.output.write_atomic`)."""
@@ -519,7 +535,7 @@ class RegressionRecalibrator(Parameters):
         return cls.from_json(data, max_bytes=max_bytes)
 
 
-def _from_document(
+def _read_document(
     doc: Any, expected: type[RegressionRecalibrator] | None = None
 ) -> RegressionRecalibrator:
     """The regression recalibrator a parsed JSON document describes (every field checked)."""
@@ -535,18 +551,14 @@ def _from_document(
     cls = _REGRESSION_REGISTRY[name]
     if expected is not None and not issubclass(cls, expected):
         raise CalibrationInputError(f"the document holds a {name}, not a {expected.__name__}")
-    where = f"{name} file"
-    check_document(doc, where, (FORMAT,))
-    params = check_fields(cls.schema.params, doc["params"], where, "parameter")
-    run_checks(cls.schema.param_checks, params, where)
-    obj = cls(**params)
-    state_doc: Mapping[str, Any] = doc["state"]
-    if state_doc:  # an empty state is an unfitted recalibrator
-        state = check_fields(cls.schema.state, state_doc, where, "field", params)
-        run_checks(cls.schema.state_checks, {**params, **state}, where)
-        for key, value in state.items():
-            setattr(obj, key, value)
-    return obj
+    return cls._from_document(doc)
+
+
+#: The registered regression recalibrators, by class name: a live view of the one
+#: registry of :mod:`calipers.recalibration._registry`.
+_REGRESSION_REGISTRY: Mapping[str, type[RegressionRecalibrator]] = _registry.Family(
+    RegressionRecalibrator
+)
 
 
 class _GaussianOutput(RegressionRecalibrator):
