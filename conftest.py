@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 
-# calipers.torchmetrics subclasses torchmetrics.Metric: its doctests need torchmetrics
+# calipers.stream.torchmetrics subclasses torchmetrics.Metric: its doctests need torchmetrics
 # (an optional dependency), so the module is not collected without it
 collect_ignore: list[str] = []
 if importlib.util.find_spec("torchmetrics") is None or importlib.util.find_spec("torch") is None:
-    collect_ignore.append("src/calipers/torchmetrics.py")
-# calipers.dask's doctests run Dask arrays and DataFrames (an optional dependency)
+    collect_ignore.append("src/calipers/stream/torchmetrics.py")
+# calipers.stream.dask's doctests run Dask arrays and DataFrames (an optional dependency)
 if any(importlib.util.find_spec(m) is None for m in ("dask", "pandas", "pyarrow")):
-    collect_ignore.append("src/calipers/dask.py")
+    collect_ignore.append("src/calipers/stream/dask.py")

@@ -16,7 +16,7 @@ eq. (C.3) form of d_CAL.
 Implementations
 ---------------
 ``calipers (auto)``
-    ``calipers.calibration_sharpness.calibration_sharpness(p, y, n_points=5000)``
+    ``calipers.metrics._calibration_sharpness.calibration_sharpness(p, y, n_points=5000)``
     (binned FFT path at this size; d_CAL at every sample).
 ``calipers (exact)``
     the same with ``method="exact"``: the double sums in blocks, O(n^2) for
@@ -140,7 +140,7 @@ def sharpcal_approach(
 
 
 def calipers_all(probs: np.ndarray, labels: np.ndarray, method: str) -> dict[str, Any]:
-    from calipers.calibration_sharpness import calibration_sharpness
+    from calipers.metrics._calibration_sharpness import calibration_sharpness
 
     r = calibration_sharpness(
         probs,

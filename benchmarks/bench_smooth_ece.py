@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from calipers.smooth_ece import _smece_arrays, smece  # noqa: E402
+from calipers.metrics.smooth_ece import _smece_arrays, smece  # noqa: E402
 
 
 def make_multiclass(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -18,12 +18,11 @@ import time
 import numpy as np
 
 import calipers as cp
-from calipers import _resampling as rs
-from calipers.calibration_test import _draw_labels
-from calipers.calibration_world import CalibrationWorldFitter
+from calipers.inference import _resampling as rs
+from calipers.inference import _verdict as vd
+from calipers.inference.calibration_test import _draw_labels
+from calipers.inference.calibration_world import CalibrationWorldFitter
 from calipers.validation import check_predictions
-
-vd = sys.modules["calipers.verdict"]  # the module (cp.verdict is the function)
 
 
 def data(n: int, k: int = 10, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -55,8 +55,8 @@ import numpy as np  # noqa: E402
 from scipy import integrate, special, stats  # noqa: E402
 
 import calipers as cp  # noqa: E402
-from calipers import _resampling as rs  # noqa: E402
-from calipers.confidence_interval import _finish  # noqa: E402
+from calipers.inference import _resampling as rs  # noqa: E402
+from calipers.inference._confidence_interval import _finish  # noqa: E402
 from calipers.validation import CalibrationInputError  # noqa: E402
 
 METHODS = ("percentile", "basic", "bca")

@@ -77,7 +77,7 @@ autosummary_imported_members = False
 autodoc_typehints = "none"  # the numpydoc Parameters sections give the types
 autodoc_member_order = "bysource"
 autodoc_default_options: dict[str, object] = {}
-# calipers.torchmetrics subclasses torchmetrics.Metric; without the optional
+# calipers.stream.torchmetrics subclasses torchmetrics.Metric; without the optional
 # dependency its page is built from mocked imports
 if importlib.util.find_spec("torchmetrics") is None:
     autodoc_mock_imports = ["torch", "torchmetrics"]

@@ -23,7 +23,7 @@ import numpy as np
 
 import calipers as cp
 from calipers.datasets import load_default_predictions
-from calipers.dirichlet_kernel import loo_log_likelihood
+from calipers.estimators.dirichlet_kernel import loo_log_likelihood
 
 QUICK = os.environ.get("CALIPERS_GALLERY_QUICK", "") not in ("", "0")
 data = load_default_predictions()

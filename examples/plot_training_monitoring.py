@@ -12,7 +12,7 @@ error, while the refinement stays flat and the accuracy does not move.
 
 This example repeats the experiment at toy scale: a small multilayer
 perceptron on scikit-learn's handwritten digits, trained for a few seconds on
-the CPU. During every validation pass the :mod:`calipers.torchmetrics` metric
+the CPU. During every validation pass the :mod:`calipers.stream.torchmetrics` metric
 objects are updated batch by batch; each keeps a state of O(n_bins) numbers,
 whatever the number of predictions, so they fit into a training loop (and a
 distributed one: their states are summed across processes). Per epoch it logs
@@ -34,14 +34,14 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 import calipers as cp
-from calipers.binning import EqualWidth
+from calipers.estimators.binning import EqualWidth
 
 try:
     import torch
     from torchmetrics import MetricCollection
     from torchmetrics.classification import MulticlassAccuracy
 
-    from calipers.torchmetrics import ECE, NLL, BinnedProperCE
+    from calipers.stream.torchmetrics import ECE, NLL, BinnedProperCE
 except ImportError as err:  # the documentation is built without this example then
     raise ImportError(
         "this example needs PyTorch and torchmetrics: pip install '.[torchmetrics]'"
@@ -89,7 +89,7 @@ shuffle = torch.Generator().manual_seed(0)
 # One collection for the training batches (updated on the fly, as the weights
 # change, like a training-loop logger does) and one for the validation pass.
 # ``logits=True``: the objects apply the softmax themselves.
-# :class:`~calipers.torchmetrics.BinnedProperCE` with ``score="log"`` is the
+# :class:`~calipers.stream.torchmetrics.BinnedProperCE` with ``score="log"`` is the
 # binned CE_KL of the top label: over 15 equal-width confidence bins, the
 # bin-weighted binary KL divergence from the bin's accuracy to its mean
 # confidence (Popordanoska et al. 2024, eq. 10, with binning in place of

@@ -76,7 +76,7 @@ import numpy as np
 
 from calipers.recalibration import VariancePlattScaling
 from calipers.regression import dawid_sebastiani, variance_calibration
-from calipers.regression_skce import gaussian_skce
+from calipers.regression.skce import gaussian_skce
 
 N_FEATURES = 10
 #: iterations at which the Table 1-2 quantities are reported (where they exist)

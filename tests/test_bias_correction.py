@@ -1,5 +1,5 @@
 """The fitted calibration world and the bias correction behind the recommended number
-(calipers.calibration_world, calipers.bias_correction, the estimands of calipers.verdict),
+(calipers.inference.calibration_world, calipers.inference.bias_correction, the estimands of calipers.verdict),
 against computations written here: direct likelihood maximisation, the binned ECE by hand,
 KL divergences by hand, and the interval formula."""
 
@@ -11,10 +11,10 @@ from scipy.optimize import minimize
 from scipy.special import expit, logit
 
 import calipers as cp
-from calipers.bias_correction import correct
-from calipers.calibration_world import CalibrationWorldFitter, fit_calibration_world
+from calipers.inference._verdict import _bind, _estimand_fn
+from calipers.inference.bias_correction import correct
+from calipers.inference.calibration_world import CalibrationWorldFitter, fit_calibration_world
 from calipers.validation import check_predictions
-from calipers.verdict import _bind, _estimand_fn
 
 
 def _platt_data(n: int, a: float, b: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

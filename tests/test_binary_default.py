@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.calibration_sharpness import calibration_sharpness, confidence_calibration_error
+from calipers.metrics._calibration_sharpness import (
+    calibration_sharpness,
+    confidence_calibration_error,
+)
 from calipers.validation import CalibrationInputError
 
 

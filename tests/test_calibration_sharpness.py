@@ -17,8 +17,8 @@ import pytest
 from scipy.integrate import quad
 
 import calipers as cp
-from calipers.calibration_sharpness import calibration_sharpness
-from calipers.calibration_sharpness import confidence_calibration_error as _cce
+from calipers.metrics._calibration_sharpness import calibration_sharpness
+from calipers.metrics._calibration_sharpness import confidence_calibration_error as _cce
 
 # The tests below were written against eq. (C.3); the library default is the code's
 # form (form="sharpcal"), so calls without form= ask for the plug-in explicitly.
@@ -507,7 +507,7 @@ def test_binary_input_top_label_lens_uses_two_class_divergence():
 
 def test_binary_input_default_is_the_positive_class():
     """1-D input: h = P(y = 1), target y; d_TOT the 1-D proper score; accuracy unchanged."""
-    from calipers.nadaraya_watson import NadarayaWatson
+    from calipers.estimators.nadaraya_watson import NadarayaWatson
 
     rng = np.random.default_rng(1)
     p = rng.random(500)

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.calibration_state import CalibrationState
+from calipers.stream.calibration_state import CalibrationState
 from calipers.validation import CalibrationInputError
 from shared_data import load as _load
 
@@ -346,7 +346,7 @@ def test_real_top_k_streams_as_in_memory() -> None:
 
 
 def test_top_k_remainder_is_clamped_at_zero() -> None:
-    from calipers.lenses import top_k
+    from calipers.pipeline.lenses import top_k
     from calipers.validation import check_predictions
 
     row = np.array([[0.1, 0.9000000000000001, 0.0]])  # sums to 1 + 1 ulp: within tolerance

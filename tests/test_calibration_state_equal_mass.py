@@ -1,6 +1,6 @@
 """Streamed equal-mass bins (ACE, TACE, equal-mass RMSCE) against the in-memory values.
 
-Oracles: :class:`calipers.binning.EqualMass` with :func:`calipers.binning.bin_statistics`
+Oracles: :class:`calipers.estimators.binning.EqualMass` with :func:`calipers.estimators.binning.bin_statistics`
 on all rows, and :func:`calipers.ace` / :func:`calipers.tace` / :func:`calipers.rmsce`.
 One pass must be within the state's own :meth:`error_bound`; two passes (``refine``)
 must equal the in-memory value to summation order (relative 1e-12). The real data sets
@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.binning import EqualMass, bin_statistics
-from calipers.calibration_state import CalibrationState
-from calipers.score_grid import ScoreGrid, score_cells
+from calipers.estimators.binning import EqualMass, bin_statistics
+from calipers.stream.calibration_state import CalibrationState
+from calipers.stream.score_grid import ScoreGrid, score_cells
 from calipers.validation import CalibrationInputError
 from shared_data import load as _load
 

@@ -1,6 +1,6 @@
 """Streamed calibration-sharpness terms against :func:`calipers.calibration_sharpness`.
 
-:class:`calipers.calibration_sharpness_state.CalibrationSharpnessState` keeps the grid
+:class:`calipers.stream.calibration_sharpness_state.CalibrationSharpnessState` keeps the grid
 masses of the Nadaraya-Watson binned path: d_TOT and accuracy must be exact to
 summation order (1e-12), the curves equal the in-memory binned path's where the state
 defines them (1e-6 absolute: the binned path's tolerance against exact sums, which the
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.calibration_sharpness_state import CalibrationSharpnessState
+from calipers.stream.calibration_sharpness_state import CalibrationSharpnessState
 from calipers.validation import CalibrationInputError
 from test_calibration_state_equal_mass import _load
 

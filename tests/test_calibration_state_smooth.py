@@ -1,4 +1,4 @@
-"""Streamed SmoothECE (:class:`calipers.smooth_ece_state.SmoothECEState`) against :func:`calipers.smece`.
+"""Streamed SmoothECE (:class:`calipers.stream.smooth_ece_state.SmoothECEState`) against :func:`calipers.smece`.
 
 The state keeps the kernel-grid masses of every grid size the fixed-point search can
 use (1001 nodes for bandwidths >= 0.01, and those of k/1024, k = 2..10), so for every
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.smooth_ece import _bin_masses, _grid_size
-from calipers.smooth_ece_state import GRID_SIZES, SmoothECEState
+from calipers.metrics.smooth_ece import _bin_masses, _grid_size
+from calipers.stream.smooth_ece_state import GRID_SIZES, SmoothECEState
 from calipers.validation import CalibrationInputError
 from test_calibration_state_equal_mass import _load, _real
 

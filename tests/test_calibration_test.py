@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import norm
 
 import calipers as cp
-from calipers.calibration_test import (
+from calipers.inference.calibration_test import (
     CalibrationTestResult,
     _draw_labels,
     _quadratic_null,
@@ -251,7 +251,7 @@ def test_quadratic_bootstrap_statistic_by_hand() -> None:
 
 
 def test_quadratic_rows_in_blocks_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
-    import calipers.calibration_test as ct
+    import calipers.inference.calibration_test as ct
 
     p, y = _null_data(5, 70)
     a = skce_test(p, y, method="quadratic", n_resamples=20)

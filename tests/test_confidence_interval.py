@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 import calipers as cp
-from calipers import _resampling as rs
+from calipers.inference import _resampling as rs
 from calipers.validation import CalibrationInputError
 
 
@@ -223,9 +223,9 @@ def test_bca_endpoints_are_bootstrap_quantiles() -> None:
     # BCa adjusts the levels, not the values: its endpoints lie in the range of the
     # bootstrap distribution (range-preserving), unlike the basic interval's
     z, p, y = _multi(n=300, seed=6)
-    est, boot, jack = __import__("calipers.confidence_interval", fromlist=["_values"])._values(
-        cp.ace, [cp.check_predictions(p, y)], {}, 400, 100, "bca", 0
-    )
+    est, boot, jack = __import__(
+        "calipers.inference._confidence_interval", fromlist=["_values"]
+    )._values(cp.ace, [cp.check_predictions(p, y)], {}, 400, 100, "bca", 0)
     parts = rs.interval(est[0], boot[0], jack[0], "bca", 0.95)
     assert boot[0].min() <= parts.low <= parts.high <= boot[0].max()
 

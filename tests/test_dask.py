@@ -1,4 +1,4 @@
-"""calipers.dask: states of Dask partitions, merged on a real cluster, equal the in-memory values.
+"""calipers.stream.dask: states of Dask partitions, merged on a real cluster, equal the in-memory values.
 
 A ``distributed.LocalCluster`` of two worker processes (one thread each) is started
 once for the module. The oracle is calipers itself on the whole NumPy array
@@ -26,8 +26,8 @@ distributed = pytest.importorskip("distributed")
 import pandas as pd  # noqa: E402  (after the skips: dask.dataframe needs pandas)
 
 import calipers as cp  # noqa: E402
-import calipers.dask as cpd  # noqa: E402
-from calipers.calibration_state import CalibrationState  # noqa: E402
+import calipers.stream.dask as cpd  # noqa: E402
+from calipers.stream.calibration_state import CalibrationState  # noqa: E402
 from calipers.validation import CalibrationInputError  # noqa: E402
 from shared_data import load as _load  # noqa: E402
 
@@ -49,7 +49,7 @@ ORACLES: dict[str, Callable[..., float]] = {
 #: the presets with equal-mass bins, which take a second pass
 EQUAL_MASS: dict[str, Callable[..., float]] = {"ace": cp.ace, "tace": cp.tace}
 
-#: the columns of the command line's table that calipers.dask.table_row computes
+#: the columns of the command line's table that calipers.stream.dask.table_row computes
 TABLE = {
     "ece": cp.ece,
     "ace": cp.ace,
@@ -532,7 +532,7 @@ def test_an_unguarded_script_gets_one_clear_message(tmp_path: Path) -> None:
     script.write_text(
         textwrap.dedent(
             f"""
-            from calipers.dask import read_parquet_states
+            from calipers.stream.dask import read_parquet_states
             states = read_parquet_states({str(data)!r}, ["ece"], workers=1)
             print(states["ece"].compute())
             """
@@ -545,7 +545,7 @@ def test_an_unguarded_script_gets_one_clear_message(tmp_path: Path) -> None:
     lines = proc.stderr.splitlines()
     assert len(lines) <= 30, proc.stderr
     assert 'if __name__ == "__main__":' in lines[0]  # the worker's one line
-    assert lines[-1].startswith("RuntimeError: calipers.dask could not start a local Dask")
+    assert lines[-1].startswith("RuntimeError: calipers.stream.dask could not start a local Dask")
     assert 'if __name__ == "__main__":' in lines[-1]
     assert "bootstrapping phase" not in proc.stderr
 

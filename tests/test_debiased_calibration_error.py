@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.debiased_calibration_error import debiased_calibration_error
+from calipers.metrics._debiased_calibration_error import debiased_calibration_error
 
 CONF = np.array([0.55, 0.6, 0.65, 0.7, 0.8, 0.9, 0.9, 0.95])
 CORRECT = np.array([1, 0, 1, 0, 1, 1, 0, 1])

@@ -318,7 +318,7 @@ def test_the_five_core_papers_are_in_the_bibliography(table: Any) -> None:
 
 
 #: public modules that import an optional dependency when imported, and those dependencies
-OPTIONAL_MODULES = {"calipers.torchmetrics": ("torch", "torchmetrics")}
+OPTIONAL_MODULES = {"calipers.stream.torchmetrics": ("torch", "torchmetrics")}
 
 
 def _importable(module: str) -> bool:
@@ -565,7 +565,7 @@ def test_source_links_follow_the_defining_module_not_dunder_module() -> None:
     where = sourcelinks.defining_module("calipers.io", "PredictionFile.check")
     assert where is not None and where != "calipers.io"
     # a decorated function: the decorator's module is not the answer
-    assert sourcelinks.defining_module("calipers", "ece") == "calipers.metrics"
+    assert sourcelinks.defining_module("calipers", "ece") == "calipers.metrics.binned"
     assert sourcelinks.defining_module("calipers", "TemperatureScaling") == (
         "calipers.recalibration.temperature_scaling"
     )

@@ -91,7 +91,7 @@ def test_bandwidth_rule_by_hand_and_weights_are_repetitions() -> None:
 
 def test_density_is_a_reflected_triweight_kde() -> None:
     # the grid density against the kernel sum evaluated directly (binning error O(dx^2))
-    from calipers.kde_calibration_error import GRID, _mirrored_density
+    from calipers.metrics._kde_calibration_error import GRID, _mirrored_density
 
     rng = np.random.default_rng(8)
     c = rng.uniform(0.02, 0.98, 200)
@@ -141,7 +141,7 @@ def test_bad_inputs_say_what_is_wrong() -> None:
 
 @pytest.mark.parametrize("half", [3, 64, 65, 900])
 def test_convolution_both_paths_equal_numpy_same_mode(half: int) -> None:
-    from calipers.kde_calibration_error import _convolve_same
+    from calipers.metrics._kde_calibration_error import _convolve_same
 
     rng = np.random.default_rng(half)
     a, k = rng.random(5000), rng.random(2 * half + 1)

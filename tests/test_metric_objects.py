@@ -1,4 +1,4 @@
-"""The metric objects of :mod:`calipers.torchmetrics`: streamed, O(bins) state, DDP-summed.
+"""The metric objects of :mod:`calipers.stream.torchmetrics`: streamed, O(bins) state, DDP-summed.
 
 Batches through ``update`` then ``compute`` give the calipers function's value
 on the concatenated data (to 1e-12), for 1-D binary and ``(n, k)`` input, in
@@ -23,8 +23,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torchmetrics")
 
 import calipers as cp  # noqa: E402
-from calipers.binning import EqualWidth  # noqa: E402
-from calipers.torchmetrics import ECE, NLL, BinnedProperCE, Brier, ClasswiseECE  # noqa: E402
+from calipers.estimators.binning import EqualWidth  # noqa: E402
+from calipers.stream.torchmetrics import ECE, NLL, BinnedProperCE, Brier, ClasswiseECE  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -205,7 +205,7 @@ _WORKER = textwrap.dedent(
     sys.path.insert(0, {src!r})
     sys.path.insert(0, {tests!r})
     from test_metric_objects import _data, _batches
-    from calipers.torchmetrics import ECE, NLL, BinnedProperCE, Brier, ClasswiseECE
+    from calipers.stream.torchmetrics import ECE, NLL, BinnedProperCE, Brier, ClasswiseECE
 
     rank = int(sys.argv[1])
     dist.init_process_group(

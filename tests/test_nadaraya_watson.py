@@ -1,4 +1,4 @@
-"""Tests of calipers.nadaraya_watson (Chidambaram & Ge (2024) eq. 4.8; docs/how-calipers-computes.md §7.1).
+"""Tests of calipers.estimators.nadaraya_watson (Chidambaram & Ge (2024) eq. 4.8; docs/how-calipers-computes.md §7.1).
 
 The oracle is a direct O(n^2) evaluation of the definition written here, with
 the kernels spelled out from docs/how-calipers-computes.md §7.1, and the worked numbers of
@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from calipers.nadaraya_watson import NadarayaWatson, epanechnikov_kernel, gaussian_kernel
+from calipers.estimators.nadaraya_watson import NadarayaWatson, epanechnikov_kernel, gaussian_kernel
 from calipers.validation import CalibrationInputError
 
 # ----------------------------------------------------------------------------- oracle

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.binning import EqualMass, EqualWidth, nixon_even_bins
+from calipers.estimators.binning import EqualMass, EqualWidth, nixon_even_bins
 from toy_data import NIXON_P, NIXON_Y
 
 pytestmark = pytest.mark.oracle

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from calipers.output import (
+from calipers.io.output import (
     MARKER,
     OutputError,
     remove_stale_temporaries,
@@ -92,7 +92,7 @@ def test_sigterm_cleans_up_like_sigint(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import time
-        from calipers.output import terminate_on_sigterm, write_folder_atomic
+        from calipers.io.output import terminate_on_sigterm, write_folder_atomic
 
         class Slow(dict):
             def items(self):

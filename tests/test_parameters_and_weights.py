@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calipers as cp
-from calipers import quadratic_cost
-from calipers.quadratic_cost import CalibrationCostWarning
+from calipers.estimators import quadratic_cost
+from calipers.estimators.quadratic_cost import CalibrationCostWarning
 from calipers.validation import CalibrationInputError, check_integer
 
 RNG = np.random.default_rng(0)

@@ -8,7 +8,7 @@ from scipy.stats import beta as beta_dist
 from scipy.stats import dirichlet
 
 import calipers as cp
-from calipers.dirichlet_kernel import log_kernel_matrix, loo_log_likelihood
+from calipers.estimators.dirichlet_kernel import log_kernel_matrix, loo_log_likelihood
 
 G3 = np.array([[0.8, 0.2], [0.6, 0.4], [0.3, 0.7]])
 Y3 = np.array([0, 0, 1])

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import calipers as cp
-from calipers.binning import EqualMass, EqualWidth, KDTree
-from calipers.lenses import top_k
-from calipers.metrics import nixon_even_bins
+from calipers.estimators.binning import EqualMass, EqualWidth, KDTree
+from calipers.metrics.binned import nixon_even_bins
+from calipers.pipeline.lenses import top_k
 
 SETTINGS = settings(
     max_examples=15,

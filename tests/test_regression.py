@@ -378,7 +378,7 @@ def test_sklearn_return_std_gives_the_right_scores(model_name: str) -> None:
     """scikit-learn's ``predict(X, return_std=True)`` passed as ``std=`` gives the NLL of
     scipy's normal log-density (by hand), in the scores, the report and VarianceScaling."""
     from calipers.recalibration import VarianceScaling
-    from calipers.regression_report import regression_report
+    from calipers.reports._regression_report import regression_report
 
     mu, sd, y = _sklearn_predictions(model_name)
     by_hand = float(np.mean(-stats.norm.logpdf(y, loc=mu, scale=sd)))
@@ -407,7 +407,7 @@ def _positional_calls() -> list:
         quantile_calibration_curve,
         quantile_calibration_error,
     )
-    from calipers.regression_skce import gaussian_skce, gaussian_skce_test
+    from calipers.regression.skce import gaussian_skce, gaussian_skce_test
 
     funcs = [
         check_gaussian,

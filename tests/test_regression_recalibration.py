@@ -17,7 +17,7 @@ from calipers.recalibration import (
     VariancePlattScaling,
     VarianceScaling,
 )
-from calipers.recalibration.variance_platt_scaling import _nll_and_grad
+from calipers.recalibration.regression.variance_platt_scaling import _nll_and_grad
 from calipers.regression import crps_gaussian, dawid_sebastiani, gaussian_nll
 from calipers.validation import CalibrationInputError
 

@@ -25,8 +25,8 @@ from calipers.regression import (
     quantile_calibration_error,
     variance_calibration,
 )
-from calipers.regression_report import regression_report
-from calipers.regression_skce import gaussian_skce
+from calipers.regression.skce import gaussian_skce
+from calipers.reports._regression_report import regression_report
 from calipers.validation import CalibrationInputError
 
 

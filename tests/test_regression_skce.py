@@ -1,4 +1,4 @@
-"""SKCE of Gaussian predictions (calipers.regression_skce, Widmann et al. 2021).
+"""SKCE of Gaussian predictions (calipers.regression.skce, Widmann et al. 2021).
 
 Oracles: numerical integration (scipy.integrate.quad) and Monte Carlo for the
 closed-form Gaussian expectations and the W2 distance, a direct Monte-Carlo
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from calipers import regression_skce as rs
-from calipers.regression_skce import gaussian_skce, gaussian_skce_test
+from calipers.regression import skce as rs
+from calipers.regression.skce import gaussian_skce, gaussian_skce_test
 from calipers.validation import CalibrationInputError
 
 

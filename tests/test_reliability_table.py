@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.reliability_table import RELIABILITY_TABLE_COLUMNS
+from calipers.metrics._reliability_table import RELIABILITY_TABLE_COLUMNS
 
 calibration_curve = pytest.importorskip("sklearn.calibration").calibration_curve
 

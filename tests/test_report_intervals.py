@@ -17,7 +17,7 @@ from scipy import stats
 
 import calipers as cp
 from calipers.recalibration.base import Recalibrator
-from calipers.report import _paired_t
+from calipers.reports._report import _paired_t
 
 
 def _data(n=600, k=4, seed=0, scale=2.0):

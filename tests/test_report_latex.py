@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers._latex import latex_escape
 from calipers.cli import main
-from calipers.report import Report, ReportRow
+from calipers.reports._latex import latex_escape
+from calipers.reports._report import Report, ReportRow
 
 SPECIALS = "_ & % # $ { } ~ ^ \\"
 

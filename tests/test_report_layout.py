@@ -560,7 +560,7 @@ def test_regression_report_summary_has_no_ece_words() -> None:
     N(mean, variance) computed here by hand for the uncalibrated row) and nothing about an
     ECE verdict."""
     from calipers.recalibration import VarianceScaling
-    from calipers.regression_report import regression_report
+    from calipers.reports._regression_report import regression_report
 
     rng = np.random.default_rng(3)
     mu = rng.normal(size=1600)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers._latex import latex_escape
 from calipers.cli import main
-from calipers.report import COLUMNS, Report, ReportRow, _fmt_p_value, _p_value_bound
+from calipers.reports._latex import latex_escape
+from calipers.reports._report import COLUMNS, Report, ReportRow, _fmt_p_value, _p_value_bound
 
 TS = "TemperatureScaling"
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.report import Report
-from calipers.verdict import VERDICTS
+from calipers.inference._verdict import VERDICTS
+from calipers.reports._report import Report
 from test_report_latex import _compile
 
 

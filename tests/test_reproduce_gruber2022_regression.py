@@ -21,7 +21,7 @@ pytest.importorskip("matplotlib")
 pytest.importorskip("torch")
 
 from calipers.regression import dawid_sebastiani  # noqa: E402
-from calipers.regression_skce import gaussian_skce  # noqa: E402
+from calipers.regression.skce import gaussian_skce  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "reproduce_gruber2022_regression.py"
 

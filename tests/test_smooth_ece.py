@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from calipers.smooth_ece import (
+from calipers.metrics.smooth_ece import (
     SmoothReliability,
     _smece_arrays,
     smece,

@@ -1,4 +1,4 @@
-"""Sweeps over the test-set size and over estimator settings (calipers.sweeps), their figure and CLI.
+"""Sweeps over the test-set size and over estimator settings (calipers.inference.sweeps), their figure and CLI.
 
 Oracles: the metric functions called directly on the same rows or with the same
 setting, :func:`calipers.confidence_interval` called directly with the same
@@ -20,7 +20,7 @@ import pytest
 
 import calipers as cp
 from calipers.cli import main
-from calipers.sweeps import default_sizes, metric_name
+from calipers.inference.sweeps import default_sizes, metric_name
 from calipers.validation import CalibrationInputError
 
 

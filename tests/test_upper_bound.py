@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.upper_bound import calibration_upper_bound, rbs, recalibration_improvement
+from calipers.metrics.upper_bound import calibration_upper_bound, rbs, recalibration_improvement
 
 
 def _rows(

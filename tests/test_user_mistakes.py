@@ -6,7 +6,7 @@
   on the recalibrators fitted by hand;
 * a metric called in scikit-learn's argument order ``(labels, probs)``: the error
   says the arguments look swapped, and legitimate calls are untouched;
-* every metric object of :mod:`calipers.torchmetrics` takes each argument of its
+* every metric object of :mod:`calipers.stream.torchmetrics` takes each argument of its
   function or names it in a clear error (compared with ``inspect.signature``).
 """
 
@@ -211,7 +211,7 @@ def test_every_metric_object_takes_its_functions_arguments_or_names_them(pair: i
     obj_name, fn_name = _objects()[pair]  # skips without torch / torchmetrics
     import torch
 
-    import calipers.torchmetrics as ctm
+    import calipers.stream.torchmetrics as ctm
 
     obj, fn = getattr(ctm, obj_name), getattr(cp, fn_name)
     obj_params = set(inspect.signature(obj).parameters) - {"kwargs"}
@@ -228,7 +228,7 @@ def test_every_metric_object_takes_its_functions_arguments_or_names_them(pair: i
             for sl in (slice(0, 150), slice(150, 400)):
                 m.update(z[sl], y[sl])
             if fn_name in ("rmsce", "calibration_error"):  # the objects' equal-width bins
-                from calipers.binning import EqualWidth
+                from calipers.estimators.binning import EqualWidth
 
                 binning = EqualWidth(kw.pop("n_bins", 15), kw.pop("edge_rule", "right"))
                 kw["estimator"] = binning
@@ -246,7 +246,7 @@ def test_classwise_ece_with_n_bins_and_logits_only() -> None:
     the number of classes is read from the first batch, as classwise_ece reads it."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("torchmetrics")
-    from calipers.torchmetrics import ClasswiseECE
+    from calipers.stream.torchmetrics import ClasswiseECE
 
     rng = np.random.default_rng(7)
     z = torch.as_tensor(rng.standard_normal((500, 4)))

@@ -50,7 +50,7 @@ def _user_files() -> list[Path]:
 
 def test_the_user_files_are_found() -> None:
     names = {p.name for p in _user_files()}
-    assert {"README.md", "metrics.py", "program.py", "how-calipers-computes.md"} <= names
+    assert {"README.md", "binned.py", "program.py", "how-calipers-computes.md"} <= names
 
 
 @pytest.mark.parametrize("path", _user_files(), ids=lambda p: str(p.relative_to(ROOT)))

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import calipers as cp
-from calipers.calibration_test import _draw_labels
+from calipers.inference._verdict import VERDICTS, Verdict, _bind, _pce_null, decide
+from calipers.inference.calibration_test import _draw_labels
 from calipers.validation import CalibrationInputError, check_predictions
-from calipers.verdict import VERDICTS, Verdict, _bind, _pce_null, decide
 
 
 def _binary(n: int, seed: int, power: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +156,7 @@ def test_a_metric_without_bandwidth_has_no_sensitivity() -> None:
 
 
 def test_decide_on_hand_made_nulls() -> None:
-    from calipers.bias_correction import BiasCorrection, correct
+    from calipers.inference.bias_correction import BiasCorrection, correct
 
     null = np.linspace(0.0, 0.1, 99)  # mean 0.05; 50 draws are >= 0.05
     cat, why, need = decide(0.05, null, correct(0.05, null), n=100)
@@ -182,7 +182,7 @@ def test_decide_on_hand_made_nulls() -> None:
 
 
 def test_n_to_resolve_rounds_up_to_two_significant_digits() -> None:
-    from calipers.verdict import n_to_resolve
+    from calipers.inference._verdict import n_to_resolve
 
     assert n_to_resolve(2000, 0.02, (0.0, 0.05)) == 4500  # 2000 * (0.03 / 0.02)^2
     assert n_to_resolve(1000, 0.01, (0.0, 0.0333)) == 5500  # 5428.9 -> 5500
@@ -285,10 +285,10 @@ def test_a_p_value_at_the_resampling_floor_prints_as_a_bound() -> None:
 def test_draw_terms_equal_the_slice_terms_of_each_draw(lens: str, weighted: bool) -> None:
     # the all-draws-at-once terms of the batched null against proper_calibration_error's
     # own per-slice computation, one draw at a time, on the lens's real slices
-    from calipers.dirichlet_kernel import DirichletKernel
-    from calipers.lenses import get_lens
-    from calipers.proper_calibration_error import _slice_terms
-    from calipers.verdict import _draw_terms
+    from calipers.estimators.dirichlet_kernel import DirichletKernel
+    from calipers.inference._verdict import _draw_terms
+    from calipers.metrics._proper_calibration_error import _slice_terms
+    from calipers.pipeline.lenses import get_lens
 
     rng = np.random.default_rng(51)
     n, r = 120, 5
@@ -336,9 +336,9 @@ def test_batched_kernel_null_over_several_batches_equals_each_draw(
 ) -> None:
     # batches of 2 draws (7 draws: 4 kernel passes), sample weights, via_risk; a user's
     # Bregman generator takes the draw-by-draw path
-    import sys
 
-    vd = sys.modules["calipers.verdict"]  # the module (cp.verdict is the function)
+    from calipers.inference import _verdict as vd
+
     monkeypatch.setattr(vd, "_BATCH_ENTRIES", 2 * 100 * 3)
     monkeypatch.setattr(vd, "_TERMS_ENTRIES", 100 * 3)  # one draw per chunk of terms
     p, _ = _dirichlet(100, 3, seed=52)

@@ -18,22 +18,6 @@ Examples
 from __future__ import annotations
 
 from . import diagrams, regression
-from .binning import BinStatistics, EqualMass, EqualWidth, FixedEdges, KDTree, bin_statistics
-from .calibration_error import SliceStatistics, binned_statistics, calibration_error
-from .calibration_sharpness import (
-    CalibrationSharpness,
-    calibration_sharpness,
-    confidence_calibration_error,
-)
-from .calibration_state import CalibrationState
-from .calibration_test import CalibrationTestResult, consistency_test, skce_test
-from .confidence_interval import (
-    ConfidenceInterval,
-    confidence_interval,
-    paired_confidence_interval,
-)
-from .debiased_calibration_error import debiased_calibration_error
-from .decomposition import corp_decomposition, murphy_decomposition
 from .diagrams import (
     calibration_sharpness_diagram,
     classwise_reliability_grid,
@@ -47,21 +31,42 @@ from .diagrams import (
     top_k_bar_chart,
     variance_error_diagram,
 )
-from .dirichlet_kernel import DirichletKernel, select_bandwidth
-from .divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
-from .kde_calibration_error import kde_bandwidth, kde_calibration_error
-from .kolmogorov_smirnov import ks_calibration_error
-from .lenses import (
-    binary,
-    canonical,
-    classwise,
-    grouping,
-    single_class,
-    top_k,
-    top_label,
-    top_label_per_class,
+from .estimators.binning import (
+    BinStatistics,
+    EqualMass,
+    EqualWidth,
+    FixedEdges,
+    KDTree,
+    bin_statistics,
 )
-from .metrics import (
+from .estimators.dirichlet_kernel import DirichletKernel, select_bandwidth
+from .estimators.nadaraya_watson import NadarayaWatson
+from .inference._confidence_interval import (
+    ConfidenceInterval,
+    confidence_interval,
+    paired_confidence_interval,
+)
+from .inference._verdict import Verdict, verdict
+from .inference.calibration_test import CalibrationTestResult, consistency_test, skce_test
+from .inference.sweeps import ParameterSweep, TestSizeSweep, parameter_sweep, test_size_sweep
+from .metrics._calibration_error import SliceStatistics, binned_statistics, calibration_error
+from .metrics._calibration_sharpness import (
+    CalibrationSharpness,
+    calibration_sharpness,
+    confidence_calibration_error,
+)
+from .metrics._debiased_calibration_error import debiased_calibration_error
+from .metrics._kde_calibration_error import kde_bandwidth, kde_calibration_error
+from .metrics._mmce import mmce
+from .metrics._proper_calibration_error import (
+    ProperCalibrationError,
+    ce_kl,
+    ce_squared_l2,
+    proper_calibration_error,
+)
+from .metrics._reliability_table import reliability_table
+from .metrics._skce import skce
+from .metrics.binned import (
     ace,
     bin_averaged_ece,
     ce_p,
@@ -79,14 +84,23 @@ from .metrics import (
     top_k_ece,
     top_label_ece,
 )
-from .mmce import mmce
-from .nadaraya_watson import NadarayaWatson
-from .proper_calibration_error import (
-    ProperCalibrationError,
-    ce_kl,
-    ce_squared_l2,
-    proper_calibration_error,
+from .metrics.decomposition import corp_decomposition, murphy_decomposition
+from .metrics.kolmogorov_smirnov import ks_calibration_error
+from .metrics.scores import accuracy, brier, nll
+from .metrics.smooth_ece import SmoothReliability, smece, smece_bandwidth, smooth_reliability
+from .metrics.upper_bound import calibration_upper_bound, rbs, recalibration_improvement
+from .pipeline.divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
+from .pipeline.lenses import (
+    binary,
+    canonical,
+    classwise,
+    grouping,
+    single_class,
+    top_k,
+    top_label,
+    top_label_per_class,
 )
+from .pipeline.selection import LabelSelection, ScoreInterval, threshold
 from .recalibration import (
     BetaCalibration,
     BiasCorrectedTemperatureScaling,
@@ -108,18 +122,11 @@ from .recalibration import (
     calibration_split,
     load_recalibrator,
 )
-from .regression_report import regression_report
-from .regression_skce import gaussian_skce, gaussian_skce_test
-from .reliability_table import reliability_table
-from .report import Report, report
-from .scores import accuracy, brier, nll
-from .selection import LabelSelection, ScoreInterval, threshold
-from .skce import skce
-from .smooth_ece import SmoothReliability, smece, smece_bandwidth, smooth_reliability
-from .sweeps import ParameterSweep, TestSizeSweep, parameter_sweep, test_size_sweep
-from .upper_bound import calibration_upper_bound, rbs, recalibration_improvement
+from .regression.skce import gaussian_skce, gaussian_skce_test
+from .reports._regression_report import regression_report
+from .reports._report import Report, report
+from .stream.calibration_state import CalibrationState
 from .validation import CalibrationInputError, Predictions, check_predictions
-from .verdict import Verdict, verdict
 
 __version__ = "0.1.0"
 

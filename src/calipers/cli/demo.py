@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..output import write_folder_atomic
+from ..io.output import write_folder_atomic
 from .exit_status import EXIT_OK
 from .formatting import _FORMATTERS, _format_text
 from .inputs import _default_models
@@ -69,7 +69,7 @@ def _fitted_text(rep: Any, n_methods: int) -> str:
     applied is named with the first clause of its reason (the report's notes hold it
     whole).
     """
-    from ..report import UNCALIBRATED
+    from ..reports._report import UNCALIBRATED
 
     if n_methods == 0:
         return "no recalibration (--recalibrate none)"

@@ -1,6 +1,6 @@
 """Where the program writes: standard output, messages on standard error, and files.
 
-Files are written atomically (:func:`calipers.output.write_atomic`): a reader
+Files are written atomically (:func:`calipers.io.output.write_atomic`): a reader
 sees the old file or the new one, never half of one.
 """
 
@@ -11,15 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..output import OutputError
-from ..output import write_atomic as _write_atomic
+from ..io.output import OutputError
+from ..io.output import write_atomic as _write_atomic
 
 #: An output file could not be written (or would replace something without --force).
 _OutputError = OutputError
 
 
 def write_atomic(path: str | Path, text: str | bytes, *, force: bool = True) -> None:
-    """Write ``text`` (or bytes) to ``path`` atomically; see :func:`calipers.output.write_atomic`."""
+    """Write ``text`` (or bytes) to ``path`` atomically; see :func:`calipers.io.output.write_atomic`."""
     _write_atomic(path, text, force=force)
 
 

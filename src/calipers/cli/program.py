@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..io import PredictionFileError
-from ..output import OutputExistsError, terminate_on_sigterm
+from ..io.output import OutputExistsError, terminate_on_sigterm
 from ..validation import CalibrationInputError
 from . import demo, diagram, report, sweep, table
 from .exit_status import EXIT_INPUT, EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE
@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         return 143 if str(exc) == f"signal {int(signal.SIGTERM)}" else 130
     except Exception:
-        from .. import output
+        from ..io import output
 
         if output.SIGTERM_RECEIVED:  # interrupted inside an import, which re-raised it
             return 143

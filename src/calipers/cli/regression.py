@@ -306,7 +306,7 @@ REGRESSION_METHOD_ALIASES = {
 
 def regression_recalibrators(spec: str) -> list[Any]:
     """Unfitted regression recalibrators named in ``--recalibrate`` (short or class names)."""
-    from ..recalibration.regression_recalibrator import _REGRESSION_REGISTRY
+    from ..recalibration.regression.base import _REGRESSION_REGISTRY
 
     if not spec or spec == "none":
         return []
@@ -334,7 +334,7 @@ def _take(G: GaussianPredictions, idx: np.ndarray) -> GaussianPredictions:
 
 def cmd_regression_report(args: argparse.Namespace) -> int:
     """``calipers report`` for regression files (:func:`calipers.regression_report`)."""
-    from ..regression_report import regression_report as make
+    from ..reports._regression_report import regression_report as make
 
     spec = args.recalibrate
     if args.calibration and not spec:

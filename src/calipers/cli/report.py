@@ -84,7 +84,7 @@ def _run_report(
     args: argparse.Namespace,
     figures: bool,
 ) -> Any:
-    from ..report import report
+    from ..reports._report import report
 
     return report(
         test_sets,
@@ -219,7 +219,7 @@ def _streamed_markdown(doc: dict[str, Any]) -> str:
 def _streamed_figures(doc: dict[str, Any]) -> tuple[dict[str, bytes], str | None]:
     """The reliability diagram of every streamed file, drawn from its per-bin totals
     (``figures/<model>__reliability.png`` -> PNG), or why there is none."""
-    from ..report import _slug
+    from ..reports._report import _slug
     from .streaming import reliability_png
 
     figures: dict[str, bytes] = {}
@@ -242,7 +242,7 @@ def _streamed_html(doc: dict[str, Any], figures: dict[str, bytes], why_none: str
     import base64
     import html
 
-    from ..report import _CSS, _slug
+    from ..reports._report import _CSS, _slug
 
     def f(v: Any) -> str:
         return "n/a" if v is None else str(v) if isinstance(v, int) else f"{v:.4f}"
@@ -343,7 +343,7 @@ def _cmd_report_streamed(args: argparse.Namespace, chunk_rows: int | None) -> in
     key = {"markdown": "report.md", "json": "report.json", "html": "report.html"}[fmt]
     _emit(str(texts[key]))
     if args.out is not None:
-        from ..output import write_folder_atomic
+        from ..io.output import write_folder_atomic
 
         written = write_folder_atomic(Path(args.out), texts, force=args.force)
         _info(f"calipers: wrote {len(written)} files to {args.out}/")

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ..binning import EqualMass
-from ..calibration_state import CalibrationState
+from ..estimators.binning import EqualMass
 from ..io import PredictionChunk, PredictionFileError, read_prediction_chunks
-from ..scores import nll
+from ..metrics.scores import nll
+from ..stream.calibration_state import CalibrationState
 from ..validation import CalibrationInputError, Predictions
 from .options import local_cluster_notice
 
@@ -208,12 +208,12 @@ def dask_model(
 
     ``args.scheduler`` (an address) or ``args.workers`` (a local cluster of that
     many worker processes) says where; every partition is reduced where it is
-    read and the states are merged (:func:`calipers.dask.read_parquet_states`),
+    read and the states are merged (:func:`calipers.stream.dask.read_parquet_states`),
     equal-mass columns with a second pass. Needs the ``dask`` extra. A local
     cluster on one file that fits in memory gets a one-line note on stderr
     (:func:`~calipers.cli.options.local_cluster_notice`): reading it whole is faster.
     """
-    from ..dask import read_parquet_states
+    from ..stream.dask import read_parquet_states
 
     note = local_cluster_notice(path, args.workers)
     if note is not None:

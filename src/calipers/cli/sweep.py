@@ -169,7 +169,7 @@ def _csv(rows: list[dict[str, Any]]) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from ..sweeps import parameter_sweep, test_size_sweep
+    from ..inference.sweeps import parameter_sweep, test_size_sweep
 
     models, sources = _file_models(args)
     ((name, P),) = models[:1]
@@ -216,7 +216,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _emit(text)
     if args.out is not None:
         from ..diagrams import sweep_diagram
-        from ..output import write_folder_atomic
+        from ..io.output import write_folder_atomic
 
         fig = sweep_diagram(result, title=f"{name}: sweep over {args.over}")
         buf = io.BytesIO()

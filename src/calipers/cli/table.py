@@ -17,17 +17,8 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..metrics import (
-    ace,
-    bin_averaged_ece,
-    classwise_ece,
-    ece,
-    mce,
-    rmsce,
-    sce,
-    tace,
-)
-from ..scores import accuracy, brier, nll
+from ..metrics.binned import ace, bin_averaged_ece, classwise_ece, ece, mce, rmsce, sce, tace
+from ..metrics.scores import accuracy, brier, nll
 from ..validation import Predictions
 from .formatting import (
     _FORMATTERS,

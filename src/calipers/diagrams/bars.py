@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
-from ..binning import Binning, KDTree
-from ..calibration_error import calibration_error
-from ..divergences import TVD
-from ..lenses import grouping
-from ..metrics import ece, full_ece, interval_calibration_error, top_k_ece
-from ..selection import LabelSelection
+from ..estimators.binning import Binning, KDTree
+from ..metrics._calibration_error import calibration_error
+from ..metrics.binned import ece, full_ece, interval_calibration_error, top_k_ece
+from ..pipeline.divergences import TVD
+from ..pipeline.lenses import grouping
+from ..pipeline.selection import LabelSelection
 from ..validation import CalibrationInputError, Predictions
 from ._style import (
     BAR_COLOR,

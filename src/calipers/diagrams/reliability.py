@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
-from ..binning import Binning, BinStatistics, EqualWidth, FixedEdges
-from ..calibration_error import binned_statistics, calibration_error
-from ..lenses import Lens, LensSlice, get_lens, resolve_lens, single_class
-from ..reliability_table import wilson_interval
+from ..estimators.binning import Binning, BinStatistics, EqualWidth, FixedEdges
+from ..metrics._calibration_error import binned_statistics, calibration_error
+from ..metrics._reliability_table import wilson_interval
+from ..pipeline.lenses import Lens, LensSlice, get_lens, resolve_lens, single_class
 from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
 from ._style import (
     BAR_COLOR,
@@ -246,7 +246,7 @@ def reliability_diagram(
         ``"binary"``: P(y = 1) vs the frequency of class 1;
         :func:`calipers.single_class` for one class.
     estimator : Binning, optional
-        Any binning of :mod:`calipers.binning`. Data-dependent bins (equal-mass,
+        Any binning of :mod:`calipers.estimators.binning`. Data-dependent bins (equal-mass,
         k-d tree) are drawn as contiguous bars whose boundaries lie midway
         between neighbouring bins' extreme scores.
     show_gap : bool, default True

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..calibration_sharpness import CalibrationSharpness, calibration_sharpness
-from ..lenses import resolve_lens
+from ..metrics._calibration_sharpness import CalibrationSharpness, calibration_sharpness
+from ..pipeline.lenses import resolve_lens
 from ..validation import CalibrationInputError
 from ._style import (
     DENSITY_COLOR,
@@ -148,7 +148,7 @@ def sharpness_note(cs: CalibrationSharpness, form: str = "sharpcal") -> str:
     Examples
     --------
     >>> import numpy as np
-    >>> from calipers.calibration_sharpness import calibration_sharpness
+    >>> from calipers.metrics import calibration_sharpness
     >>> from calipers.diagrams import sharpness_note
     >>> h = np.array([0.55, 0.6, 0.9, 0.95]); correct = np.array([1, 0, 1, 1])
     >>> cs = calibration_sharpness(np.stack([h, 1 - h], 1), np.where(correct == 1, 0, 1))
@@ -259,7 +259,7 @@ def calibration_sharpness_diagram(
 
     Each panel shows the three components of Chidambaram & Ge (2024) §4.2 "Constructing and
     reading calibration-sharpness diagrams", computed by
-    :func:`calipers.calibration_sharpness.calibration_sharpness` with the
+    :func:`calipers.metrics.calibration_sharpness` with the
     Nadaraya-Watson estimator of eq. (4.8):
 
     * the calibration curve ``m_hat(x)``, the kernel estimate of
@@ -285,7 +285,7 @@ def calibration_sharpness_diagram(
     h_i)``: the data-weighted divergence of the drawn curve from the diagonal,
     never negative; ``calibration_form="plugin"`` prints Theorem C.4's
     consistent estimator (C.3) instead, which
-    :func:`~calipers.calibration_sharpness.confidence_calibration_error`
+    :func:`~calipers.metrics.confidence_calibration_error`
     returns by default and which fluctuates around the true value by
     ``O(n^-1/2)``, so it can be negative for well-calibrated models. ``d_TOT``
     is the mean multi-class Brier score (or NLL); the band's area is about

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
-from ..lenses import lens_arrays, resolve_lens
-from ..smooth_ece import SmoothReliability, smooth_reliability
+from ..metrics.smooth_ece import SmoothReliability, smooth_reliability
+from ..pipeline.lenses import lens_arrays, resolve_lens
 from ..validation import CalibrationInputError, check_integer, check_predictions
 from ._style import (
     DENSITY_COLOR,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..sweeps import ParameterSweep, TestSizeSweep
+from ..inference.sweeps import ParameterSweep, TestSizeSweep
 from ..validation import CalibrationInputError
 from ._style import (
     FONT_SIZE,

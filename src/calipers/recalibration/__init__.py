@@ -20,9 +20,11 @@ from .matrix_scaling import MatrixScaling
 from .mean_replacement import MeanReplacement
 from .monotone_logit_map import MonotoneLogitMap
 from .platt_scaling import PlattScaling
-from .quantile_recalibration import QuantileRecalibration
 from .recalibrated_classifier import RecalibratedClassifier
-from .regression_recalibrator import RegressionRecalibrator
+from .regression.base import RegressionRecalibrator
+from .regression.quantile_recalibration import QuantileRecalibration
+from .regression.variance_platt_scaling import VariancePlattScaling
+from .regression.variance_scaling import VarianceScaling
 from .split import (
     CalibrationSplit,
     calibration_split,
@@ -32,8 +34,6 @@ from .split import (
     stratified_folds,
 )
 from .temperature_scaling import TemperatureScaling
-from .variance_platt_scaling import VariancePlattScaling
-from .variance_scaling import VarianceScaling
 from .vector_scaling import VectorScaling
 
 __all__ = [

@@ -915,7 +915,7 @@ class Recalibrator(Parameters):
             validate=False,
             classes=self._classes,
         )
-        from ..scores import nll
+        from ..metrics.scores import nll
 
         return -float(nll(P, None))
 
@@ -1144,7 +1144,7 @@ class Recalibrator(Parameters):
         return load_recalibrator(text, expected=cls, max_bytes=max_bytes)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_json` to ``path`` atomically (:func:`calipers.output.write_atomic`).
+        """Write :meth:`to_json` to ``path`` atomically (:func:`calipers.io.output.write_atomic`).
 
         Examples
         --------
@@ -1155,7 +1155,7 @@ class Recalibrator(Parameters):
         >>> cp.HistogramBinning.load(path).n_bins
         10
         """
-        from ..output import write_atomic
+        from ..io.output import write_atomic
 
         write_atomic(os.fspath(path), self.to_json())
 
@@ -1278,7 +1278,7 @@ def load_recalibrator(
     other key. Anything else raises :class:`CalibrationInputError` naming the
     field, so a file loads as the recalibrator it describes or not at all.
     Documents of the regression recalibrators
-    (:class:`~calipers.recalibration.regression_recalibrator.RegressionRecalibrator`:
+    (:class:`~calipers.recalibration.regression.base.RegressionRecalibrator`:
     variance scaling, variance Platt scaling, quantile recalibration) load too,
     as instances of their class.
 

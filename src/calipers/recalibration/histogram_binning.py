@@ -58,7 +58,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..binning import equal_width_edges
+from ..estimators.binning import equal_width_edges
 from ._schema import Array, Flag, Integer, OneOf, Schema, Values
 from .base import Recalibrator, register
 

@@ -433,7 +433,7 @@ class RecalibratedClassifier:
         scikit-learn's classifiers report. Not clipped: ``-inf`` when a true
         class gets probability 0.
         """
-        from ..scores import nll
+        from ..metrics.scores import nll
 
         Q = self.predict_proba(X)
         P = check_predictions(

@@ -426,7 +426,7 @@ def cross_val_score(
     [0.75, 0.75]
     """
     if metric is None:
-        from ..scores import nll
+        from ..metrics.scores import nll
 
         metric = nll
     out, y, folds, test_sets, w = _oof(

@@ -1,0 +1,24 @@
+"""Recalibration of Gaussian regression predictions.
+
+Variance scaling and Platt scaling of the log variance (Gruber & Buettner 2022),
+and quantile recalibration of the PIT (Kuleshov et al. 2018), under one
+estimator contract (:class:`RegressionRecalibrator`).
+
+The names below are the documented surface of this package; the modules that
+implement them are listed in docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from .base import RegressionRecalibrator, register_regression
+from .quantile_recalibration import QuantileRecalibration
+from .variance_platt_scaling import VariancePlattScaling
+from .variance_scaling import VarianceScaling
+
+__all__ = [
+    "RegressionRecalibrator",
+    "register_regression",
+    "VarianceScaling",
+    "VariancePlattScaling",
+    "QuantileRecalibration",
+]

@@ -1,0 +1,625 @@
+"""One contract for the recalibrators of Gaussian regression predictions.
+
+A probabilistic regression model predicts N(mu_i, sigma_i**2) for the target
+``y_i`` (Gruber & Buettner 2022, §5 and App. G.5). A regression recalibrator
+is fitted on a calibration split and maps each prediction to a new predictive
+distribution for new rows::
+
+    rc = VarianceScaling().fit(mean_cal, variance=variance_cal, targets=y_cal)
+    pit = rc.predict_cdf(mean_test, variance=variance_test, targets=y_test)
+
+The contract mirrors the classification recalibrators of
+:mod:`calipers.recalibration.base`:
+
+* every input goes through :func:`calipers.regression.check_gaussian` (the
+  same verdicts and messages as the regression scores), in the argument
+  convention ``(mean, *, variance=None, std=None, targets=..., sample_weight=None)``:
+  the spread by name, ``variance=`` or ``std=`` (a spread passed by position raises a
+  :class:`TypeError` saying so, as a standard deviation read as a variance would give
+  wrong numbers silently);
+  a :class:`~calipers.regression.GaussianPredictions` may be passed as ``mean``;
+* constructor arguments are the hyper-parameters (``get_params`` /
+  ``set_params`` read them from the signature); fitted state lives in
+  attributes ending in ``_``; :class:`~calipers.recalibration.NotFittedError`
+  before ``fit``;
+* ``predict_cdf`` (the recalibrated PIT ``F'_i(y_i)``), ``predict_quantile``,
+  ``predict_interval`` (central intervals), ``scores`` (the mean NLL,
+  Dawid-Sebastiani score and CRPS of the recalibrated predictions) and
+  ``improvement`` (score before minus score after: for an injective map this
+  estimates the reduction of the calibration error of the score, Gruber &
+  Buettner 2022, Thm. 4.3 and Prop. 4.5);
+* ``gaussian`` says whether the output is again Gaussian (then
+  ``predict_variance`` gives the new variance, the mean is unchanged);
+  ``injective`` is declared per method;
+* ``to_json`` / ``from_json`` / ``save`` / ``load`` write and read the same
+  JSON document as the classification methods (``{"calipers_recalibrator",
+  "format", "params", "state"}``), checked against the method's declared
+  ``schema`` when a file is loaded, after ``fit``, before ``to_json`` and
+  before every prediction; :func:`calipers.load_recalibrator` reads them too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..._backend import is_torch
+from ...regression import (
+    GaussianPredictions,
+    check_gaussian,
+    crps_gaussian,
+    dawid_sebastiani,
+    gaussian_nll,
+)
+from ...regression.inputs import spread_by_name
+from ...validation import CalibrationInputError
+from .. import _registry
+from .._params import Parameters
+from .._schema import (
+    FORMAT,
+    MAX_DOCUMENT_BYTES,
+    Schema,
+    _show,
+    check_document,
+    check_fields,
+    check_registrable,
+    parse_document,
+    run_checks,
+)
+from ..base import _as_input, _encode, _not_fitted
+
+__all__ = ["RegressionRecalibrator", "register_regression"]
+
+#: Names of the scores that :meth:`RegressionRecalibrator.scores` returns.
+SCORES = ("nll", "dss", "crps")
+
+
+def register_regression(cls: type[RegressionRecalibrator]) -> type[RegressionRecalibrator]:
+    """Class decorator: make a regression recalibrator loadable from JSON.
+
+    The class must declare its ``schema`` with exactly its constructor
+    parameters (the declaration its files are checked against).
+
+    Examples
+    --------
+    >>> from calipers.recalibration.regression.base import (
+    ...     RegressionRecalibrator, register_regression)
+    >>> class Nothing(RegressionRecalibrator):
+    ...     pass
+    >>> register_regression(Nothing)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: register_regression: Nothing declares no schema ...
+    """
+    check_registrable(cls, RegressionRecalibrator, "register_regression")
+    _registry.add(cls)
+    return cls
+
+
+def _without_targets(mean: Any, variance: Any, std: Any) -> GaussianPredictions:
+    """Validate predictions that come without targets (quantiles, intervals, variances).
+
+    :func:`check_gaussian` requires targets; the means stand in for them (they
+    are checked first, so every message still names the caller's argument).
+    """
+    if isinstance(mean, GaussianPredictions):
+        return check_gaussian(mean, variance=variance, std=std)
+    return check_gaussian(mean, variance=variance, std=std, targets=mean)
+
+
+def _levels(q: Any, name: str) -> tuple[np.ndarray, bool]:
+    """Probability levels in (0, 1) as a 1-D float64 array, and whether ``q`` was a scalar."""
+    try:
+        arr = np.asarray(q, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CalibrationInputError(
+            f"{name} must be a probability level or a 1-D array of levels in (0, 1); got {q!r}"
+        ) from None
+    if arr.ndim > 1 or arr.size == 0:
+        raise CalibrationInputError(
+            f"{name} must be a number or a non-empty 1-D array of levels; got shape {arr.shape}"
+        )
+    flat = arr.reshape(-1)
+    bad = ~((flat > 0) & (flat < 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        where = "" if arr.ndim == 0 else f" entry {i}"
+        raise CalibrationInputError(
+            f"{name} must lie strictly between 0 and 1 (the quantiles at 0 and 1 are infinite);"
+            f"{where} is {float(flat[i])!r}"
+        )
+    return flat, arr.ndim == 0
+
+
+def _back(out: np.ndarray, *given: Any) -> Any:
+    """``out`` as the caller's array type: a tensor on the device of the first tensor
+    among ``given`` (its floating dtype; float64 for other dtypes), else NumPy."""
+    return _as_input(out, next((a for a in given if is_torch(a)), None))
+
+
+class RegressionRecalibrator(Parameters):
+    """Base class of the recalibrators of Gaussian regression predictions.
+
+    See the module docstring for the contract. Subclasses set ``gaussian``
+    and ``_injective`` (or override :attr:`injective`), declare ``schema``
+    (parameters and fitted fields, :mod:`calipers.recalibration._schema`) and
+    implement ``_fit(G)``, ``_cdf(mu, var, y)``, ``_quantile(mu, var, q)``
+    (``q`` a 1-D array of levels; returns ``(n, m)``) and
+    ``_score_rows(mu, var, y)`` (per-row NLL, DSS and CRPS of the recalibrated
+    predictions), on float64 NumPy arrays already validated.
+
+    Examples
+    --------
+    >>> from calipers.recalibration import RegressionRecalibrator, VarianceScaling
+    >>> isinstance(VarianceScaling(), RegressionRecalibrator)
+    True
+    """
+
+    #: True when the recalibrated predictive distribution is again Gaussian.
+    gaussian: ClassVar[bool] = True
+    _injective: ClassVar[bool] = True
+    schema: ClassVar[Schema] = Schema()
+
+    # ------------------------------------------------------------------ declared properties
+
+    @property
+    def injective(self) -> bool:
+        """True when distinct predictive distributions always stay distinct.
+
+        The condition under which the score improvement estimates the
+        reduction of the calibration error (Gruber & Buettner 2022, Prop. 4.5).
+        """
+        return self._injective
+
+    # ------------------------------------------------------------------ fit and predict
+
+    @spread_by_name
+    def fit(
+        self,
+        mean: Any,
+        *,
+        variance: Any = None,
+        std: Any = None,
+        targets: Any = None,
+        sample_weight: Any = None,
+    ) -> RegressionRecalibrator:
+        """Fit the map on a calibration split of Gaussian predictions.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n,) or GaussianPredictions
+            Predicted means, in target units.
+        variance : array-like of shape (n,), optional
+            Predicted variances (> 0), keyword-only. Give exactly one of ``variance``
+            and ``std``.
+        std : array-like of shape (n,), optional
+            Predicted standard deviations (> 0), keyword-only.
+        targets : array-like of shape (n,)
+            Observed targets.
+        sample_weight : array-like of shape (n,), optional
+            Non-negative row weights (a weight of 2 counts like the row twice).
+
+        Returns
+        -------
+        self
+        """
+        name = type(self).__name__
+        self._check_params(f"{name}.fit")
+        G = check_gaussian(
+            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+        )
+        for key in self.schema.state:  # a failed refit leaves no half-fitted state
+            self.__dict__.pop(key, None)
+        self._fit(G)
+        self._check_state(f"{name}.fit produced an invalid state")
+        return self
+
+    @spread_by_name
+    def predict_cdf(
+        self, mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
+    ) -> np.ndarray:
+        """Recalibrated PIT values ``F'_i(y_i)`` of the targets, in [0, 1].
+
+        Uniform on [0, 1] when the recalibrated predictions are calibrated in
+        distribution (Kuleshov et al. 2018, §3).
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            ``(n,)`` float64; a tensor on the input's device (of its floating
+            dtype) when the predictions are tensors.
+        """
+        self._ready()
+        G = check_gaussian(mean, variance=variance, std=std, targets=targets)
+        return _back(self._cdf(G.mean, G.variance, G.targets), mean, variance, std, targets)
+
+    @spread_by_name
+    def predict_quantile(
+        self, mean: Any, *, variance: Any = None, std: Any = None, q: Any = 0.5
+    ) -> np.ndarray:
+        """Quantiles ``F'^{-1}_i(q)`` of the recalibrated predictive distributions.
+
+        Parameters
+        ----------
+        mean, variance, std
+            The predictions (as in :meth:`fit`; no targets).
+        q : float or array-like of shape (m,), default 0.5
+            Levels strictly between 0 and 1.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            ``(n,)`` for a scalar ``q``, ``(n, m)`` for ``m`` levels, in target
+            units (a tensor on the input's device for tensor predictions).
+        """
+        self._ready()
+        levels, scalar = _levels(q, "q")
+        G = _without_targets(mean, variance, std)
+        out = self._quantile(G.mean, G.variance, levels)
+        return _back(out[:, 0] if scalar else out, mean, variance, std)
+
+    @spread_by_name
+    def predict_interval(
+        self, mean: Any, *, variance: Any = None, std: Any = None, level: float = 0.9
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Central prediction intervals ``[F'^{-1}((1 - level) / 2), F'^{-1}((1 + level) / 2)]``.
+
+        Parameters
+        ----------
+        mean, variance, std
+            The predictions (as in :meth:`fit`; no targets).
+        level : float, default 0.9
+            Nominal coverage, strictly between 0 and 1.
+
+        Returns
+        -------
+        (lower, upper) : tuple of numpy.ndarray or torch.Tensor
+            Each ``(n,)``, in target units (tensors on the input's device for
+            tensor predictions).
+        """
+        self._ready()
+        lv, scalar = _levels(level, "level")
+        if not scalar:
+            raise CalibrationInputError(f"level must be one number in (0, 1); got {level!r}")
+        a = float(lv[0])
+        G = _without_targets(mean, variance, std)
+        out = self._quantile(G.mean, G.variance, np.array([(1.0 - a) / 2.0, (1.0 + a) / 2.0]))
+        return _back(out[:, 0], mean, variance, std), _back(out[:, 1], mean, variance, std)
+
+    @spread_by_name
+    def scores(
+        self,
+        mean: Any,
+        *,
+        variance: Any = None,
+        std: Any = None,
+        targets: Any = None,
+        sample_weight: Any = None,
+    ) -> dict[str, float]:
+        """Mean proper scores of the recalibrated predictions.
+
+        ``{"nll": ..., "dss": ..., "crps": ...}``: the negative
+        log-likelihood (nats, ``0.5 log(2 pi)`` included), the
+        Dawid-Sebastiani score ``(y - m)**2 / v + log v`` of the recalibrated
+        mean ``m`` and variance ``v`` (Gruber & Buettner 2022, §2.3), and the
+        CRPS (target units), each the (weighted) mean over rows. For a
+        Gaussian output these are the closed forms of
+        :mod:`calipers.regression.scores`.
+        """
+        self._ready()
+        G = check_gaussian(
+            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+        )
+        return self._scores(G)
+
+    @spread_by_name
+    def improvement(
+        self,
+        mean: Any,
+        *,
+        variance: Any = None,
+        std: Any = None,
+        targets: Any = None,
+        sample_weight: Any = None,
+    ) -> dict[str, float]:
+        """Score before recalibration minus score after, per score (positive = it helped).
+
+        For an injective recalibration (see :attr:`injective`) fitted on other
+        data, the reduction of a proper score estimates the reduction of its
+        calibration error (Gruber & Buettner 2022, Thm. 4.3 and Prop. 4.5):
+        evaluate on a held-out split, not on the calibration split.
+
+        Returns
+        -------
+        dict
+            ``{"nll", "dss", "crps"}``, each ``score(original) - score(recalibrated)``.
+        """
+        self._ready()
+        G = check_gaussian(
+            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+        )
+        before = {
+            "nll": gaussian_nll(G),
+            "dss": dawid_sebastiani(G),
+            "crps": crps_gaussian(G),
+        }
+        after = self._scores(G)
+        return {k: before[k] - after[k] for k in SCORES}
+
+    @spread_by_name
+    def scores_per_row(
+        self, mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
+    ) -> dict[str, np.ndarray]:
+        """Per-row proper scores of the recalibrated predictions.
+
+        ``{"nll", "dss", "crps"}``, each an ``(n,)`` float64 array whose
+        (weighted) mean is :meth:`scores`; for paired comparisons with the
+        per-row scores before recalibration
+        (:func:`calipers.regression.gaussian_nll_per_row` and its siblings).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from calipers.recalibration import VarianceScaling
+        >>> rng = np.random.default_rng(0)
+        >>> mu = rng.normal(size=500); y = mu + 2.0 * rng.normal(size=500)
+        >>> rc = VarianceScaling().fit(mu, variance=np.ones(500), targets=y)
+        >>> rows = rc.scores_per_row(mu, variance=np.ones(500), targets=y)
+        >>> bool(np.isclose(rows["nll"].mean(), rc.scores(mu, variance=np.ones(500), targets=y)["nll"]))
+        True
+        """
+        self._ready()
+        G = check_gaussian(mean, variance=variance, std=std, targets=targets)
+        rows = self._score_rows(G.mean, G.variance, G.targets)
+        return {k: np.asarray(rows[k], dtype=np.float64) for k in SCORES}
+
+    def _scores(self, G: GaussianPredictions) -> dict[str, float]:
+        rows = self._score_rows(G.mean, G.variance, G.targets)
+        return {k: G.weighted_mean(rows[k]) for k in SCORES}
+
+    # ------------------------------------------------------------------ to implement
+
+    def _fit(self, G: GaussianPredictions) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _cdf(
+        self, mu: np.ndarray, var: np.ndarray, y: np.ndarray
+    ) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _quantile(
+        self, mu: np.ndarray, var: np.ndarray, q: np.ndarray
+    ) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _score_rows(
+        self, mu: np.ndarray, var: np.ndarray, y: np.ndarray
+    ) -> dict[str, np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ schema
+
+    def _is_fitted(self) -> bool:
+        return all(hasattr(self, k) for k in self.schema.state)
+
+    def _ready(self) -> None:
+        """Raise NotFittedError before ``fit``; check the fitted state against the schema."""
+        name = type(self).__name__
+        if not self._is_fitted():
+            raise _not_fitted(
+                f"this {name} is not fitted yet; call fit(mean, variance=..., targets=...) (or std=...) first"
+            )
+        self._check_state(f"{name} has an invalid fitted state")
+
+    def _check_params(self, where: str) -> dict[str, Any]:
+        params = check_fields(
+            self.schema.params, self.get_params(), where, "parameter", allow_extra=True
+        )
+        run_checks(self.schema.param_checks, params, where)
+        return params
+
+    def _check_state(self, where: str) -> None:
+        params = self._check_params(where)
+        values = {k: getattr(self, k) for k in self.schema.state if hasattr(self, k)}
+        state = check_fields(self.schema.state, values, where, "field", params)
+        run_checks(self.schema.state_checks, {**params, **state}, where)
+
+    # ------------------------------------------------------------------ JSON
+
+    def to_json(self) -> str:
+        """JSON text with the class, its parameters and its fitted state (no pickle).
+
+        Checked against the method's schema first; an unfitted recalibrator is
+        written with an empty state.
+
+        Examples
+        --------
+        >>> import json
+        >>> from calipers.recalibration import VarianceScaling
+        >>> doc = json.loads(VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0]).to_json())
+        >>> doc["calipers_recalibrator"], doc["format"], doc["state"]
+        ('VarianceScaling', 2, {'scale_': 5.0})
+        """
+        name = type(self).__name__
+        if type(self).schema is RegressionRecalibrator.schema:
+            raise CalibrationInputError(
+                f"{name} cannot be saved: it declares no schema of its parameters and fitted state"
+            )
+        if self._is_fitted():
+            self._check_state(f"{name} cannot be saved")
+        else:
+            self._check_params(f"{name} cannot be saved")
+        state = {k: getattr(self, k) for k in self.schema.state if hasattr(self, k)}
+        return json.dumps(
+            {
+                "calipers_recalibrator": name,
+                "format": FORMAT,
+                "params": {k: _encode(v) for k, v in self.get_params().items()},
+                "state": {k: _encode(v) for k, v in state.items()} if self._is_fitted() else {},
+            },
+            allow_nan=False,
+        )
+
+    @classmethod
+    def _from_document(cls, doc: dict[str, Any]) -> RegressionRecalibrator:
+        """The recalibrator a parsed document of this class describes, every field checked."""
+        name = cls.__name__
+        where = f"{name} file"
+        check_document(doc, where, (FORMAT,))
+        params = check_fields(cls.schema.params, doc["params"], where, "parameter")
+        run_checks(cls.schema.param_checks, params, where)
+        obj = cls(**params)
+        state_doc: Mapping[str, Any] = doc["state"]
+        if state_doc:  # an empty state is an unfitted recalibrator
+            state = check_fields(cls.schema.state, state_doc, where, "field", params)
+            run_checks(cls.schema.state_checks, {**params, **state}, where)
+            for key, value in state.items():
+                setattr(obj, key, value)
+        return obj
+
+    @classmethod
+    def from_json(
+        cls, text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
+    ) -> RegressionRecalibrator:
+        """Rebuild a recalibrator written by :meth:`to_json`; the document must hold this class.
+
+        Every parameter and fitted field is checked against the declared schema;
+        anything else raises :class:`~calipers.validation.CalibrationInputError`
+        naming the field.
+
+        Examples
+        --------
+        >>> from calipers.recalibration import VarianceScaling
+        >>> rc = VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0])
+        >>> VarianceScaling.from_json(rc.to_json()).scale_
+        5.0
+        >>> VarianceScaling.from_json(rc.to_json().replace("5.0", "-5.0"))
+        Traceback (most recent call last):
+        ...
+        calipers.validation.CalibrationInputError: VarianceScaling file: field 'scale_' must be a finite number > 0; got -5.0
+        """
+        return _read_document(parse_document(text, max_bytes), expected=cls)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_json` to ``path`` atomically (:func:`calipers.io.output.write_atomic`)."""
+        from ...io.output import write_atomic
+
+        write_atomic(os.fspath(path), self.to_json())
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], *, max_bytes: int = MAX_DOCUMENT_BYTES
+    ) -> RegressionRecalibrator:
+        """Read a recalibrator saved with :meth:`save` (checked as :meth:`from_json`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from calipers.recalibration import VarianceScaling
+        >>> path = os.path.join(tempfile.mkdtemp(), "vs.json")
+        >>> VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0]).save(path)
+        >>> VarianceScaling.load(path).scale_
+        5.0
+        """
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > max_bytes:
+                from .._schema import _too_large
+
+                raise CalibrationInputError(_too_large(size, max_bytes))
+            data = f.read(max_bytes + 1)
+        return cls.from_json(data, max_bytes=max_bytes)
+
+
+def _read_document(
+    doc: Any, expected: type[RegressionRecalibrator] | None = None
+) -> RegressionRecalibrator:
+    """The regression recalibrator a parsed JSON document describes (every field checked)."""
+    if not isinstance(doc, dict) or "calipers_recalibrator" not in doc:
+        raise CalibrationInputError(
+            "not a calipers recalibrator JSON document (no 'calipers_recalibrator' key)"
+        )
+    name = doc["calipers_recalibrator"]
+    if not (isinstance(name, str) and name in _REGRESSION_REGISTRY):
+        raise CalibrationInputError(
+            f"unknown regression recalibrator {_show(name)}; known: {sorted(_REGRESSION_REGISTRY)}"
+        )
+    cls = _REGRESSION_REGISTRY[name]
+    if expected is not None and not issubclass(cls, expected):
+        raise CalibrationInputError(f"the document holds a {name}, not a {expected.__name__}")
+    return cls._from_document(doc)
+
+
+#: The registered regression recalibrators, by class name: a live view of the one
+#: registry of :mod:`calipers.recalibration._registry`.
+_REGRESSION_REGISTRY: Mapping[str, type[RegressionRecalibrator]] = _registry.Family(
+    RegressionRecalibrator
+)
+
+
+class _GaussianOutput(RegressionRecalibrator):
+    """A recalibrator whose output is N(mu, g(sigma**2)): only the variance changes.
+
+    Subclasses implement ``_variance(var)``; CDF, quantiles and scores are the
+    Gaussian closed forms (:mod:`calipers.regression.scores`).
+    """
+
+    gaussian: ClassVar[bool] = True
+
+    def _variance(self, var: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _new_variance(self, var: np.ndarray) -> np.ndarray:
+        out = self._variance(var)
+        bad = ~(np.isfinite(out) & (out > 0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise CalibrationInputError(
+                f"{type(self).__name__}: the recalibrated variance of row {i} is "
+                f"{float(out[i])!r} (from variance {float(var[i])!r}); it over- or underflows "
+                "float64"
+            )
+        return out
+
+    @spread_by_name
+    def predict_variance(self, mean: Any, *, variance: Any = None, std: Any = None) -> np.ndarray:
+        """Recalibrated variances (squared target units); the means are unchanged.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            ``(n,)`` float64, all > 0 (a tensor on the input's device, of its
+            floating dtype, for tensor predictions).
+        """
+        self._ready()
+        G = _without_targets(mean, variance, std)
+        return _back(self._new_variance(G.variance), mean, variance, std)
+
+    def _cdf(self, mu: np.ndarray, var: np.ndarray, y: np.ndarray) -> np.ndarray:
+        from scipy.special import ndtr
+
+        return np.asarray(ndtr((y - mu) / np.sqrt(self._new_variance(var))))
+
+    def _quantile(self, mu: np.ndarray, var: np.ndarray, q: np.ndarray) -> np.ndarray:
+        from scipy.special import ndtri
+
+        sd = np.sqrt(self._new_variance(var))
+        return np.asarray(mu[:, None] + sd[:, None] * ndtri(q)[None, :])
+
+    def _score_rows(self, mu: np.ndarray, var: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        from ...regression import (
+            crps_gaussian_per_row,
+            dawid_sebastiani_per_row,
+            gaussian_nll_per_row,
+        )
+
+        v = self._new_variance(var)
+        return {
+            "nll": gaussian_nll_per_row(mu, variance=v, targets=y),
+            "dss": dawid_sebastiani_per_row(mu, variance=v, targets=y),
+            "crps": crps_gaussian_per_row(mu, variance=v, targets=y),
+        }

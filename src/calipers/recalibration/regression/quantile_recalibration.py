@@ -1,0 +1,354 @@
+"""Quantile recalibration (Kuleshov, Fenner & Ermon 2018, Algorithm 1).
+
+A Gaussian prediction with CDF ``F(y) = Phi((y - mu) / sigma)`` becomes the
+distribution with CDF ``F'(y) = R(F(y))``, where ``R: [0, 1] -> [0, 1]`` is an
+increasing map fitted on the calibration split to the pairs
+``(p_t, P_hat(p_t))``: the PIT value ``p_t = F_t(y_t)`` and the (weighted)
+fraction of calibration PIT values at or below it. If ``R`` is the CDF of the
+PIT values, ``R(F(Y))`` is uniform: the recalibrated predictions are
+calibrated in distribution (Kuleshov et al. 2018, §3). The output is no
+longer Gaussian (``gaussian = False``).
+
+How calipers builds ``R``:
+
+* the targets are mid-ranks, ``P_hat(p_t) = (sum of the weights of PIT
+  values below p_t + half the weight of those equal to it) / W``, strictly
+  inside (0, 1). Kuleshov et al. use ``#{p_s <= p_t} / n``, whose largest
+  value is 1: ``R`` would reach 1 at the largest calibration PIT, and every
+  test target beyond it would get density 0 (an infinite NLL);
+* equal PIT values are merged (weights summed), then a weighted
+  pool-adjacent-violators (PAV) pass makes the levels strictly increasing
+  (mid-ranks of distinct values already are; the pass only matters for
+  hand-made targets, and is kept general);
+* runs of adjacent blocks are pooled into ``n_knots`` groups of equal weight
+  (default: the larger of sqrt(n) and n / 10, at most 100): through every calibration PIT, ``R`` would be the
+  interpolated empirical CDF, whose density ``R'`` is the reciprocal of the
+  gaps between neighbouring PIT values, so noisy that the held-out NLL gets
+  worse by about 0.4 nats (measured on N(mu, (c sigma)**2) data, c = 0.5,
+  n = 20000) even where the CRPS improves; pooling is itself a coarser
+  isotonic fit of the same pairs;
+* ``R`` is the piecewise-linear interpolation through the block centres
+  (weighted mean PIT of each PAV block) at the block levels, anchored at
+  (0, 0) and (1, 1): continuous and strictly increasing, hence injective,
+  with a positive, piecewise-constant density ``R'`` and a piecewise-linear
+  inverse (quantiles). A block whose centre is exactly 0 or 1 (a PIT that
+  rounded to 0 or 1) is pooled with its neighbour.
+
+The recalibrated law of ``Z' = (Y - mu) / sigma`` has density
+``R'(Phi(z)) phi(z)``: on each segment of ``R`` a normal density times a
+constant ``s_k``. Its scores follow in closed form (no quadrature), per row:
+
+* NLL: ``-log R'(Phi(z)) + 0.5 log(2 pi sigma**2) + z**2 / 2``;
+* DSS: ``(y - m)**2 / v + log v`` with the recalibrated mean
+  ``m = mu + sigma E[Z']`` and variance ``v = sigma**2 Var[Z']``, where, with
+  ``a_k, b_k = Phi^-1`` of the segment ends, ``E[Z'] = sum_k s_k (phi(a_k) -
+  phi(b_k))`` and ``E[Z'**2] = sum_k s_k [(b_k' - a_k') - (b_k phi(b_k) -
+  a_k phi(a_k))]`` (``a_k', b_k'`` the segment ends in PIT space);
+* CRPS, from its quantile form ``2 int_0^1 (1{y <= F'^-1(tau)} - tau)
+  (F'^-1(tau) - y) d tau``: with ``F'^-1(tau) = mu + sigma Phi^-1(R^-1(tau))``
+  the integral splits at ``tau = F'(y)`` into
+  ``sigma * 2 [Q(z) + z (F'(y) - 1/2) - C]``, where ``Q(z) = int_{F'(y)}^1
+  Phi^-1(R^-1(tau)) d tau`` and ``C = int_0^1 tau Phi^-1(R^-1(tau)) d tau`` are
+  sums over segments of ``int z phi(z) dz = -phi(z)`` and
+  ``int Phi(z) z phi(z) dz = -phi(z) Phi(z) + Phi(sqrt(2) z) / (2 sqrt(pi))``.
+
+The closed forms are exact up to float64 rounding (about 1e-13 relative for
+maps with a few thousand knots); the tests compare them with numerical
+integration of the CDF, and with the Gaussian closed forms of
+:mod:`calipers.regression.scores` when ``R`` is the identity.
+
+The fitted map has at most ``n_knots + 2`` knots (about 40 bytes each in a
+JSON file).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...regression import GaussianPredictions
+from ...validation import CalibrationInputError
+from .._schema import Array, Integer, Schema, Values
+from .base import RegressionRecalibrator, register_regression
+
+__all__ = ["QuantileRecalibration"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _pav(y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted pool-adjacent-violators with strictly increasing levels.
+
+    Returns ``(levels, weights, starts)`` of the blocks: adjacent entries are
+    pooled (weighted mean) while a level is not above the one before it, so
+    the levels are strictly increasing; ``starts[j]`` is the index of the
+    first entry of block ``j``. ``w`` must be positive.
+    """
+    lev: list[float] = []
+    wt: list[float] = []
+    start: list[int] = []
+    for i in range(y.shape[0]):
+        lev.append(float(y[i]))
+        wt.append(float(w[i]))
+        start.append(i)
+        while len(lev) > 1 and lev[-2] >= lev[-1]:
+            w2 = wt[-2] + wt[-1]
+            lev[-2] = (wt[-2] * lev[-2] + wt[-1] * lev[-1]) / w2
+            wt[-2] = w2
+            del lev[-1], wt[-1], start[-1]
+    return np.array(lev), np.array(wt), np.array(start, dtype=np.int64)
+
+
+def _phi(z: np.ndarray) -> np.ndarray:
+    """Standard normal density (0 at +-inf)."""
+    return np.exp(-0.5 * z * z) * _INV_SQRT_2PI
+
+
+#: Segments narrower than this (in PIT space) are integrated by Gauss-Legendre quadrature.
+_NARROW = 1e-3
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
+
+
+def _segment_integrals(
+    xk: np.ndarray, zk: np.ndarray, phi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per segment ``[x_k, x_k+1]`` of PIT space, with ``q = Phi^-1``:
+    ``I0 = int q du``, ``I1 = int (u - x_k) q du`` and ``I2 = int q**2 du``.
+
+    Closed forms (``int z phi = -phi``, ``int z**2 phi = Phi - z phi``,
+    ``int Phi z phi = -phi Phi + Phi(sqrt 2 z) / (2 sqrt pi)``) on wide
+    segments and on the two end segments; on narrow interior segments, where
+    the closed forms are differences of nearly equal numbers multiplied by
+    large slopes, 8-point Gauss-Legendre quadrature in ``u`` (``q`` is smooth
+    there; error far below float64 rounding of the result).
+    """
+    from scipy.special import ndtr, ndtri
+
+    dx = np.diff(xk)
+    finite = np.isfinite(zk)
+    zphi = np.where(finite, np.where(finite, zk, 0.0) * phi, 0.0)
+    jz = -phi * xk + ndtr(math.sqrt(2.0) * zk) / (2.0 * math.sqrt(math.pi))
+    i0 = phi[:-1] - phi[1:]
+    i1 = np.diff(jz) - xk[:-1] * i0
+    # last segment [x, 1]: by the reflection u -> 1 - u, I1 = Phi(-sqrt 2 a) / (2 sqrt pi)
+    i1[-1] = ndtr(-math.sqrt(2.0) * zk[-2]) / (2.0 * math.sqrt(math.pi))
+    i2 = dx - np.diff(zphi)
+    narrow = np.flatnonzero(dx < _NARROW)
+    narrow = narrow[(narrow > 0) & (narrow < dx.shape[0] - 1)]
+    if narrow.size:
+        h = dx[narrow][:, None]
+        t = 0.5 * h * (_GL_NODES[None, :] + 1.0)
+        q = ndtri(xk[narrow][:, None] + t)
+        wq = 0.5 * h * _GL_WEIGHTS[None, :]
+        i0[narrow] = (wq * q).sum(1)
+        i1[narrow] = (wq * t * q).sum(1)
+        i2[narrow] = (wq * q * q).sum(1)
+    return i0, i1, i2
+
+
+def _knots_valid(v: Values) -> str | None:
+    x, y = v["knots_x_"], v["knots_y_"]
+    if x.shape != y.shape:
+        return (
+            f"fields 'knots_x_' and 'knots_y_' must have the same length; got {x.shape[0]} "
+            f"and {y.shape[0]}"
+        )
+    if x.shape[0] < 2:
+        return "field 'knots_x_' must hold at least the two anchors 0 and 1"
+    for name, a in (("knots_x_", x), ("knots_y_", y)):
+        if a[0] != 0.0 or a[-1] != 1.0:
+            return (
+                f"field {name!r} must start at 0 and end at 1 (the map is anchored at (0, 0) "
+                f"and (1, 1)); got {float(a[0])!r} ... {float(a[-1])!r}"
+            )
+    return None
+
+
+class _Segments:
+    """The pieces of the recalibrated law of ``Z' = (Y - mu) / sigma``.
+
+    For a map ``R`` with knots ``(x_k, y_k)``: slopes ``s_k``, the knots in
+    z-space ``zk = Phi^-1(x_k)`` (``-inf`` and ``+inf`` at the ends), the
+    moments of ``Z'`` and the constants of the CRPS (module docstring).
+    """
+
+    def __init__(self, xk: np.ndarray, yk: np.ndarray) -> None:
+        from scipy.special import ndtri
+
+        self.xk, self.yk = xk, yk
+        self.s = np.diff(yk) / np.diff(xk)
+        zk = ndtri(xk)
+        zk[0], zk[-1] = -np.inf, np.inf
+        self.zk = zk
+        self.inner = zk[1:-1]
+        phi = _phi(zk)
+        self.phi = phi
+        i0, i1, i2 = _segment_integrals(xk, zk, phi)
+        self.m1 = float((self.s * i0).sum())
+        self.var = float((self.s * i2).sum()) - self.m1 * self.m1
+        self.c = float((self.s * (yk[:-1] * i0 + self.s * i1)).sum())
+        # tail[k] = sum_{j > k} s_j int_{segment j} Phi^-1(u) du
+        rev = np.cumsum((self.s * i0)[::-1])[::-1]
+        self.tail = np.append(rev[1:], 0.0)
+
+    def segment(self, z: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.inner, z, side="right")
+
+    def cdf(self, z: np.ndarray, k: np.ndarray) -> np.ndarray:
+        from scipy.special import ndtr
+
+        return np.asarray(self.yk[k] + self.s[k] * (ndtr(z) - self.xk[k]))
+
+
+@register_regression
+class QuantileRecalibration(RegressionRecalibrator):
+    """Quantile recalibration of Gaussian predictions: ``F'(y) = R(F(y))`` (Kuleshov et al. 2018).
+
+    ``R`` is a continuous, strictly increasing piecewise-linear map of [0, 1]
+    onto itself, fitted on the calibration split to the empirical CDF of the
+    PIT values (Kuleshov, Fenner & Ermon 2018, Algorithm 1; construction,
+    deviations and the closed-form scores in the module docstring). The output
+    is not Gaussian (``gaussian = False``, no ``predict_variance``); it is
+    injective (``R`` is strictly increasing).
+
+    Parameters
+    ----------
+    n_knots : int or None, default None
+        Largest number of interior knots of ``R`` (adjacent PAV blocks are
+        pooled into this many groups of equal weight; fewer knots when there
+        are fewer distinct calibration PIT values). None: the larger of
+        ``ceil(sqrt(n))`` and ``n // 10`` for ``n`` calibration rows, at most
+        100 (with ``sample_weight``: ``n`` is the larger of the number of rows
+        of positive weight and the total weight, so an integer weight counts
+        as that many repeated rows). Held-out NLL gain on N(mu, (2 sigma)**2)
+        data, mean of 20 seeded splits: n = 50: 0.50 with 8 knots, 0.41 with 5;
+        n = 100: 0.53 with 10 knots, 0.23 with 100; n = 300: 0.69 with 30, 0.66
+        with 18; n = 1000: 0.74 with 100, 0.71 with 32. Too many knots for the
+        data make the density ``R'`` noisy and the NLL worse.
+
+    Attributes
+    ----------
+    knots_x_ : numpy.ndarray
+        ``(K + 1,)`` PIT values of the knots, strictly increasing from 0 to 1.
+    knots_y_ : numpy.ndarray
+        ``(K + 1,)`` values of ``R`` at the knots, strictly increasing from 0 to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.recalibration import QuantileRecalibration
+    >>> from calipers.regression import pit_values
+    >>> rng = np.random.default_rng(0)
+    >>> mu, sd = rng.normal(size=4000), rng.uniform(0.5, 2.0, 4000)
+    >>> y = mu + 0.5 * sd * rng.normal(size=4000)          # over-dispersed predictions
+    >>> rc = QuantileRecalibration().fit(mu[:2000], std=sd[:2000], targets=y[:2000])
+    >>> before = pit_values(mu[2000:], std=sd[2000:], targets=y[2000:])
+    >>> after = rc.predict_cdf(mu[2000:], std=sd[2000:], targets=y[2000:])
+    >>> [round(float(np.mean((u > 0.25) & (u < 0.75))), 2) for u in (before, after)]
+    [0.83, 0.5]
+    >>> {k: round(v, 2) for k, v in rc.improvement(mu[2000:], std=sd[2000:], targets=y[2000:]).items()}
+    {'nll': 0.29, 'dss': 0.64, 'crps': 0.06}
+    """
+
+    gaussian = False
+    _injective = True
+    schema = Schema(
+        params={"n_knots": Integer(lo=1, none_ok=True)},
+        state={
+            "knots_x_": Array((None,), lo=0.0, hi=1.0, order="increasing"),
+            "knots_y_": Array((None,), lo=0.0, hi=1.0, order="increasing"),
+        },
+        state_checks=(_knots_valid,),
+    )
+
+    def __init__(self, n_knots: int | None = None) -> None:
+        self.n_knots = n_knots
+
+    def _knot_count(self, n_blocks: int, n_rows: int) -> int:
+        if self.n_knots is None:
+            return min(100, max(math.ceil(math.sqrt(n_rows)), n_rows // 10), n_blocks)
+        return min(int(self.n_knots), n_blocks)
+
+    def _fit(self, G: GaussianPredictions) -> None:
+        from scipy.special import ndtr
+
+        u = np.asarray(ndtr((G.targets - G.mean) / G.std))
+        w = np.ones_like(u) if G.sample_weight is None else G.sample_weight
+        keep = w > 0
+        u, w = u[keep], w[keep]
+        ux, inv = np.unique(u, return_inverse=True)
+        wg = np.bincount(inv.reshape(-1), weights=w, minlength=ux.shape[0])
+        total = float(wg.sum())
+        below = np.cumsum(wg) - wg
+        level = (below + 0.5 * wg) / total  # mid-ranks, strictly inside (0, 1)
+        lev, wb, starts = _pav(level, wg)
+        ends = np.append(starts[1:], ux.shape[0])
+        sums = np.add.reduceat(wg * ux, starts)
+        centre = np.clip(sums / wb, ux[starts], ux[ends - 1])  # rounding cannot leave the block
+        k = self._knot_count(lev.shape[0], max(int(u.shape[0]), int(total)))
+        if lev.shape[0] > k:  # pool runs of adjacent blocks into k groups of equal weight
+            mid = (np.cumsum(wb) - 0.5 * wb) / total
+            group = np.minimum((mid * k).astype(np.int64), k - 1)
+            first = np.flatnonzero(np.diff(group, prepend=-1))
+            gw = np.add.reduceat(wb, first)
+            lo = centre[first]
+            hi = centre[np.append(first[1:], centre.shape[0]) - 1]
+            centre = np.clip(np.add.reduceat(wb * centre, first) / gw, lo, hi)
+            lev = np.add.reduceat(wb * lev, first) / gw
+            wb = gw
+        cx, cy, cw = list(centre), list(lev), list(wb)
+        # a block centred exactly at 0 or 1 would sit on an anchor: pool it with its neighbour
+        while cx and cx[0] <= 0.0:
+            if len(cx) == 1:
+                cx, cy, cw = [], [], []
+                break
+            t = cw[0] + cw[1]
+            cx[1] = (cw[0] * cx[0] + cw[1] * cx[1]) / t
+            cy[1] = (cw[0] * cy[0] + cw[1] * cy[1]) / t
+            cw[1] = t
+            del cx[0], cy[0], cw[0]
+        while cx and cx[-1] >= 1.0:
+            if len(cx) == 1:
+                cx, cy, cw = [], [], []
+                break
+            t = cw[-1] + cw[-2]
+            cx[-2] = (cw[-1] * cx[-1] + cw[-2] * cx[-2]) / t
+            cy[-2] = (cw[-1] * cy[-1] + cw[-2] * cy[-2]) / t
+            cw[-2] = t
+            del cx[-1], cy[-1], cw[-1]
+        self.knots_x_ = np.concatenate([[0.0], cx, [1.0]])
+        self.knots_y_ = np.concatenate([[0.0], cy, [1.0]])
+        if not (np.all(np.diff(self.knots_x_) > 0) and np.all(np.diff(self.knots_y_) > 0)):
+            raise CalibrationInputError(  # pragma: no cover - guarded by construction
+                "QuantileRecalibration.fit: the fitted map is not strictly increasing"
+            )
+
+    def _segments(self) -> _Segments:
+        return _Segments(self.knots_x_, self.knots_y_)
+
+    def _cdf(self, mu: np.ndarray, var: np.ndarray, y: np.ndarray) -> np.ndarray:
+        seg = self._segments()
+        z = (y - mu) / np.sqrt(var)
+        return np.clip(seg.cdf(z, seg.segment(z)), 0.0, 1.0)
+
+    def _quantile(self, mu: np.ndarray, var: np.ndarray, q: np.ndarray) -> np.ndarray:
+        from scipy.special import ndtri
+
+        z = ndtri(np.interp(q, self.knots_y_, self.knots_x_))
+        return np.asarray(mu[:, None] + np.sqrt(var)[:, None] * z[None, :])
+
+    def _score_rows(self, mu: np.ndarray, var: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        seg = self._segments()
+        sd = np.sqrt(var)
+        z = (y - mu) / sd
+        k = seg.segment(z)
+        nll = 0.5 * (_LOG_2PI + np.log(var) + z * z) - np.log(seg.s[k])
+        m = mu + sd * seg.m1
+        v = var * seg.var
+        dss = (y - m) ** 2 / v + np.log(v)
+        F = seg.cdf(z, k)
+        Q = seg.s[k] * (_phi(z) - seg.phi[k + 1]) + seg.tail[k]
+        crps = sd * 2.0 * (Q + z * (F - 0.5) - seg.c)
+        return {"nll": nll, "dss": dss, "crps": crps}
