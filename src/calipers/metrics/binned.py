@@ -176,9 +176,7 @@ def ece(
     return calibration_error(
         probs,
         labels,
-        lens=_one_slice_lens(lens),
-        estimator=EqualWidth(n_bins, edge_rule),
-        divergence="l1",
+        **ece_pipeline(n_bins=n_bins, edge_rule=edge_rule, lens=lens),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -220,10 +218,7 @@ def mce(
     return calibration_error(
         probs,
         labels,
-        lens=_one_slice_lens(lens),
-        estimator=EqualWidth(n_bins, edge_rule),
-        divergence="l1",
-        aggregate="max",
+        **mce_pipeline(n_bins=n_bins, edge_rule=edge_rule, lens=lens),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -271,13 +266,10 @@ def rmsce(
     >>> round(cp.rmsce(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/how-calipers-computes.md §3.4
     0.326769
     """
-    est = EqualMass(n_bins, "nixon") if estimator is None else estimator
     return calibration_error(
         probs,
         labels,
-        lens=_one_slice_lens(lens),
-        estimator=est,
-        divergence="l2",
+        **rmsce_pipeline(n_bins=n_bins, estimator=estimator, lens=lens),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -322,10 +314,7 @@ def bin_averaged_ece(
     return calibration_error(
         probs,
         labels,
-        lens=_one_slice_lens(lens),
-        estimator=EqualWidth(n_bins, edge_rule),
-        divergence="l1",
-        aggregate="mean",
+        **bin_averaged_ece_pipeline(n_bins=n_bins, edge_rule=edge_rule, lens=lens),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -400,18 +389,12 @@ def top_label_ece(
     >>> round(cp.ece(P, y, n_bins=1), 6)                          # |2/3 - 0.7|
     0.033333
     """
-    if class_aggregate not in ("weighted", "mean"):
-        raise CalibrationInputError(
-            f"class_aggregate must be 'weighted' or 'mean'; got {class_aggregate!r}"
-        )
-    est = EqualWidth(n_bins) if estimator is None else estimator
     return calibration_error(
         probs,
         labels,
-        lens="top_label_per_class",
-        estimator=est,
-        divergence="l1",
-        class_aggregate=class_aggregate,
+        **top_label_ece_pipeline(
+            n_bins=n_bins, estimator=estimator, class_aggregate=class_aggregate
+        ),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -426,29 +409,151 @@ def _one_slice_lens(lens: str) -> str:
     return lens
 
 
-def _nixon(
-    probs: Any,
-    labels: Any,
-    estimator: Binning,
-    thr: float,
-    sample_weight: Any,
-    logits: bool,
-    validate: bool,
-    classes: Any,
-) -> Any:
-    return calibration_error(
-        probs,
-        labels,
-        lens="classwise",
-        selection=threshold(thr),
-        estimator=estimator,
-        divergence="l1",
-        class_aggregate="mean",
-        sample_weight=sample_weight,
-        logits=logits,
-        validate=validate,
-        classes=classes,
-    )
+# ----------------------------------------------------------------------------- pipelines
+#
+# Each preset's pipeline parts, written once: the preset passes them to
+# calibration_error, and CalibrationState.for_metric (through the metric registry,
+# calipers.metrics.registry) configures a mergeable state with the same parts. A
+# factory takes the preset's own parameters that choose the parts and returns the
+# keyword arguments of calibration_error that the preset sets.
+
+
+def ece_pipeline(
+    *, n_bins: int = 15, edge_rule: Literal["right", "left"] = "right", lens: str = "auto"
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`ece`."""
+    return {
+        "lens": _one_slice_lens(lens),
+        "estimator": EqualWidth(n_bins, edge_rule),
+        "divergence": "l1",
+    }
+
+
+def mce_pipeline(
+    *, n_bins: int = 15, edge_rule: Literal["right", "left"] = "right", lens: str = "auto"
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`mce`."""
+    return {**ece_pipeline(n_bins=n_bins, edge_rule=edge_rule, lens=lens), "aggregate": "max"}
+
+
+def bin_averaged_ece_pipeline(
+    *, n_bins: int = 15, edge_rule: Literal["right", "left"] = "right", lens: str = "auto"
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`bin_averaged_ece`."""
+    return {**ece_pipeline(n_bins=n_bins, edge_rule=edge_rule, lens=lens), "aggregate": "mean"}
+
+
+def rmsce_pipeline(
+    *, n_bins: int = 15, estimator: Binning | None = None, lens: str = "auto"
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`rmsce`."""
+    est = EqualMass(n_bins, "nixon") if estimator is None else estimator
+    return {"lens": _one_slice_lens(lens), "estimator": est, "divergence": "l2"}
+
+
+def top_label_ece_pipeline(
+    *,
+    n_bins: int = 15,
+    estimator: Binning | None = None,
+    class_aggregate: Literal["weighted", "mean"] = "weighted",
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`top_label_ece`."""
+    if class_aggregate not in ("weighted", "mean"):
+        raise CalibrationInputError(
+            f"class_aggregate must be 'weighted' or 'mean'; got {class_aggregate!r}"
+        )
+    est = EqualWidth(n_bins) if estimator is None else estimator
+    return {
+        "lens": "top_label_per_class",
+        "estimator": est,
+        "divergence": "l1",
+        "class_aggregate": class_aggregate,
+    }
+
+
+def _nixon_pipeline(estimator: Binning, thr: float) -> dict[str, Any]:
+    return {
+        "lens": "classwise",
+        "selection": threshold(thr),
+        "estimator": estimator,
+        "divergence": "l1",
+        "class_aggregate": "mean",
+    }
+
+
+def sce_pipeline(*, n_bins: int = 15, threshold: float = 0.0) -> dict[str, Any]:
+    """The pipeline parts of :func:`sce`."""
+    return _nixon_pipeline(nixon_even_bins(n_bins), threshold)
+
+
+def ace_pipeline(*, n_bins: int = 15, threshold: float = 0.0) -> dict[str, Any]:
+    """The pipeline parts of :func:`ace` (a ``threshold`` above 0 is TACE's selection)."""
+    return _nixon_pipeline(EqualMass(n_bins, "nixon"), threshold)
+
+
+def tace_pipeline(*, n_bins: int = 15, threshold: float = 0.01) -> dict[str, Any]:
+    """The pipeline parts of :func:`tace`."""
+    return _nixon_pipeline(EqualMass(n_bins, "nixon"), threshold)
+
+
+def classwise_ece_pipeline(
+    *,
+    n_bins: int = 15,
+    reduction: Literal["mean", "sum"] = "mean",
+    edge_rule: Literal["right", "left"] = "right",
+    estimator: Binning | None = None,
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`classwise_ece`."""
+    est = EqualWidth(n_bins, edge_rule) if estimator is None else estimator
+    return {"lens": "classwise", "estimator": est, "divergence": "l1", "class_aggregate": reduction}
+
+
+def top_k_ece_pipeline(
+    *, k: int = 5, gamma: float = 0.1, estimator: Binning | None = None
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`top_k_ece`."""
+    est = KDTree(gamma) if estimator is None else estimator
+    return {"lens": top_k(k), "estimator": est, "divergence": TVD()}
+
+
+def full_ece_pipeline(*, gamma: float = 0.1, estimator: Binning | None = None) -> dict[str, Any]:
+    """The pipeline parts of :func:`full_ece`."""
+    est = KDTree(gamma) if estimator is None else estimator
+    return {"lens": "canonical", "estimator": est, "divergence": TVD()}
+
+
+def tce_p_pipeline(
+    *,
+    lens: str = "auto",
+    p: float = 2.0,
+    n_bins: int = 15,
+    estimator: Binning | None = None,
+    root: bool = True,
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`tce_p`."""
+    est = EqualWidth(n_bins) if estimator is None else estimator
+    return {"lens": _one_slice_lens(lens), "estimator": est, "divergence": Lp(p, root=root)}
+
+
+def cwce_p_pipeline(
+    *, p: float = 2.0, n_bins: int = 15, estimator: Binning | None = None, root: bool = True
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`cwce_p`."""
+    est = EqualWidth(n_bins) if estimator is None else estimator
+    return {
+        "lens": "classwise",
+        "estimator": est,
+        "divergence": Lp(p, root=root),
+        "class_aggregate": "sum",
+    }
+
+
+def ce_p_pipeline(
+    *, p: float = 2.0, gamma: float = 0.1, estimator: Binning | None = None, root: bool = True
+) -> dict[str, Any]:
+    """The pipeline parts of :func:`ce_p`."""
+    est = KDTree(gamma) if estimator is None else estimator
+    return {"lens": "canonical", "estimator": est, "divergence": Lp(p, root=root)}
 
 
 @_doc
@@ -494,8 +599,14 @@ def sce(
     >>> round(cp.sce(P, [0, 1, 0, 2, 0, 1], n_bins=5), 6)   # docs/how-calipers-computes.md §3.4
     0.095556
     """
-    return _nixon(
-        probs, labels, nixon_even_bins(n_bins), threshold, sample_weight, logits, validate, classes
+    return calibration_error(
+        probs,
+        labels,
+        **sce_pipeline(n_bins=n_bins, threshold=threshold),
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
     )
 
 
@@ -535,8 +646,14 @@ def ace(
     >>> round(cp.ace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/how-calipers-computes.md §3.4
     0.173333
     """
-    return _nixon(
-        probs, labels, EqualMass(n_bins, "nixon"), 0.0, sample_weight, logits, validate, classes
+    return calibration_error(
+        probs,
+        labels,
+        **ace_pipeline(n_bins=n_bins),
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
     )
 
 
@@ -574,15 +691,14 @@ def tace(
     >>> round(cp.tace(P, [0, 1, 0, 2, 0, 1], n_bins=2), 6)   # docs/how-calipers-computes.md §3.4
     0.177167
     """
-    return _nixon(
+    return calibration_error(
         probs,
         labels,
-        EqualMass(n_bins, "nixon"),
-        threshold,
-        sample_weight,
-        logits,
-        validate,
-        classes,
+        **tace_pipeline(n_bins=n_bins, threshold=threshold),
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
     )
 
 
@@ -628,14 +744,12 @@ def classwise_ece(
     >>> round(cp.classwise_ece(P, [0, 1, 1], n_bins=5, reduction="sum"), 6)
     0.733333
     """
-    est = EqualWidth(n_bins, edge_rule) if estimator is None else estimator
     return calibration_error(
         probs,
         labels,
-        lens="classwise",
-        estimator=est,
-        divergence="l1",
-        class_aggregate=reduction,
+        **classwise_ece_pipeline(
+            n_bins=n_bins, reduction=reduction, edge_rule=edge_rule, estimator=estimator
+        ),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -681,13 +795,10 @@ def top_k_ece(
     >>> cp.top_k_ece(P, y, k=1, estimator=cp.EqualWidth(5)) == cp.ece(P, y, n_bins=5)
     True
     """
-    est = KDTree(gamma) if estimator is None else estimator
     return calibration_error(
         probs,
         labels,
-        lens=top_k(k),
-        estimator=est,
-        divergence=TVD(),
+        **top_k_ece_pipeline(k=k, gamma=gamma, estimator=estimator),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -727,13 +838,10 @@ def full_ece(
     >>> round(cp.full_ece(P, [0, 0, 1, 1], gamma=0.6), 6)   # two bins, |0.85 - 1|
     0.15
     """
-    est = KDTree(gamma) if estimator is None else estimator
     return calibration_error(
         probs,
         labels,
-        lens="canonical",
-        estimator=est,
-        divergence=TVD(),
+        **full_ece_pipeline(gamma=gamma, estimator=estimator),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -909,13 +1017,10 @@ def tce_p(
     >>> round(cp.tce_p(P, [0, 1, 1], p=2, n_bins=5), 6)   # sqrt((2/3)(.4)^2 + (1/3)(.9)^2)
     0.613732
     """
-    est = EqualWidth(n_bins) if estimator is None else estimator
     return calibration_error(
         probs,
         labels,
-        lens=_one_slice_lens(lens),
-        estimator=est,
-        divergence=Lp(p, root=root),
+        **tce_p_pipeline(lens=lens, p=p, n_bins=n_bins, estimator=estimator, root=root),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -960,14 +1065,10 @@ def cwce_p(
     >>> round(cp.cwce_p(P, [0, 1, 1], p=1, n_bins=5), 6) == round(cp.classwise_ece(P, [0, 1, 1], n_bins=5, reduction="sum"), 6)
     True
     """
-    est = EqualWidth(n_bins) if estimator is None else estimator
     return calibration_error(
         probs,
         labels,
-        lens="classwise",
-        estimator=est,
-        divergence=Lp(p, root=root),
-        class_aggregate="sum",
+        **cwce_p_pipeline(p=p, n_bins=n_bins, estimator=estimator, root=root),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
@@ -1011,13 +1112,10 @@ def ce_p(
     >>> round(cp.ce_p(P, [0, 0, 1, 1], p=1, gamma=0.6), 6)   # ||(.85,.15) - (1,0)||_1
     0.3
     """
-    est = KDTree(gamma) if estimator is None else estimator
     return calibration_error(
         probs,
         labels,
-        lens="canonical",
-        estimator=est,
-        divergence=Lp(p, root=root),
+        **ce_p_pipeline(p=p, gamma=gamma, estimator=estimator, root=root),
         sample_weight=sample_weight,
         logits=logits,
         validate=validate,
