@@ -40,13 +40,12 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import as_float64_numpy, to_numpy
+from ..estimators._config import binning_from_config, binning_to_config
 from ..estimators.binning import (
     Binning,
     BinStatistics,
     EqualMass,
     EqualWidth,
-    FixedEdges,
-    KDTree,
     _check_unit_interval,
     equal_width_edges,
     nixon_even_bins,
@@ -60,24 +59,26 @@ from ..metrics._reliability_table import (
 )
 from ..metrics.decomposition import MurphyDecomposition
 from ..metrics.scores import accuracy, brier, nll
-from ..pipeline.divergences import KL, TVD, Divergence, Lp, get_divergence
-from ..pipeline.lenses import Lens, get_lens, top_k
-from ..pipeline.selection import LabelSelection, ScoreInterval, Selection, combine, threshold
+from ..pipeline._config import (
+    divergence_from_config,
+    divergence_to_config,
+    lens_from_config,
+    lens_to_config,
+    selection_from_config,
+    selection_to_config,
+)
+from ..pipeline.divergences import TVD, Divergence, Lp
+from ..pipeline.lenses import Lens, top_k
+from ..pipeline.selection import Selection, threshold
 from ..validation import CalibrationInputError, Predictions, check_predictions
 from .score_grid import DEFAULT_BITS, ScoreGrid, score_cells
 
 __all__ = ["CalibrationState"]
 
 _FORMAT = "calipers.CalibrationState/1"
-_NAMED_LENSES = ("auto", "top_label", "top_label_per_class", "classwise", "binary")
-_NAMED_DIVERGENCES = ("l1", "tvd", "l2", "squared_l2", "kl")
 
 
 # ----------------------------------------------------------------------------- exact floats
-
-
-def _hex(x: float) -> str:
-    return float(x).hex()
 
 
 def _enc(a: np.ndarray) -> dict[str, Any]:
@@ -97,112 +98,20 @@ def _dec(d: dict[str, Any]) -> np.ndarray:
 # ----------------------------------------------------------------------------- configuration
 
 
-def _lens_spec(lens: str | Lens) -> Any:
-    if isinstance(lens, str):
-        if lens not in _NAMED_LENSES:
-            raise CalibrationInputError(
-                f"CalibrationState needs a lens among {list(_NAMED_LENSES)} or top_k(k); got {lens!r}"
-            )
-        return lens
-    m = re.fullmatch(r"top_(\d+)", getattr(lens, "__name__", ""))
-    if m is None:
-        raise CalibrationInputError(
-            f"CalibrationState needs a lens among {list(_NAMED_LENSES)} or top_k(k); got {lens!r}"
-        )
-    return {"top_k": int(m.group(1))}
-
-
-def _selection_spec(selection: Selection | Iterable[Selection] | None) -> list[Any]:
-    if selection is None:
-        return []
-    sels = [selection] if callable(selection) else list(selection)
-    out: list[Any] = []
-    for s in sels:
-        if isinstance(s, ScoreInterval):
-            out.append(
-                {
-                    "score_interval": [_hex(s.low), _hex(s.high)],
-                    "closed": s.closed,
-                    "dim": s.dim,
-                }
-            )
-        elif isinstance(s, LabelSelection):
-            out.append({"labels": list(s.classes)})
-        else:
-            raise CalibrationInputError(
-                f"CalibrationState supports ScoreInterval, threshold and LabelSelection selections; got {s!r}"
-            )
-    return out
-
-
 def _estimator_spec(estimator: Binning | None) -> dict[str, Any]:
-    est = EqualWidth(15) if estimator is None else estimator
-    if isinstance(est, EqualWidth):
-        return {"equal_width": int(est.n_bins), "edge_rule": est.edge_rule}
-    if isinstance(est, FixedEdges):
-        return {"fixed_edges": [_hex(e) for e in est.edges], "closed": est.closed}
-    if isinstance(est, EqualMass):
-        if est.rule != "nixon":
-            raise CalibrationInputError(
-                "CalibrationState streams equal-mass bins by the rule of Nixon et al. (2019) "
-                f"(EqualMass(n_bins, rule='nixon')); got rule={est.rule!r}"
-            )
-        return {"equal_mass": int(est.n_bins), "rule": "nixon", "grid_bits": DEFAULT_BITS}
-    if isinstance(est, KDTree):
-        raise CalibrationInputError(
-            "k-d tree bins are split at means of the whole data set and are not streamable; "
-            "use EqualWidth or FixedEdges bins with CalibrationState"
-        )
-    raise CalibrationInputError(
-        f"CalibrationState needs fixed bins (EqualWidth or FixedEdges); got {est!r}"
-    )
-
-
-def _divergence_spec(divergence: str | Divergence) -> Any:
-    if isinstance(divergence, str):
-        if divergence not in _NAMED_DIVERGENCES:
-            get_divergence(divergence)  # raises the usual message
-        return divergence
-    if isinstance(divergence, Lp):
-        return {"lp": _hex(divergence.p), "root": divergence.root_}
-    if isinstance(divergence, TVD):
-        return {"tvd": True}
-    if isinstance(divergence, KL):
-        return {"kl": True}
-    raise CalibrationInputError(
-        f"CalibrationState supports named divergences, Lp, TVD and KL; got {divergence!r}"
-    )
+    spec = binning_to_config(EqualWidth(15) if estimator is None else estimator)
+    if "equal_mass" in spec:  # streamed through a score grid of this resolution
+        spec["grid_bits"] = DEFAULT_BITS
+    return spec
 
 
 def _build(config: dict[str, Any]) -> tuple[Lens, Selection | None, Binning, Divergence]:
-    lspec = config["lens"]
-    lens = get_lens(lspec) if isinstance(lspec, str) else top_k(lspec["top_k"])
-    sels: list[Selection] = []
-    for s in config["selection"]:
-        if "labels" in s:
-            sels.append(LabelSelection(s["labels"]))
-        else:
-            lo, hi = (float.fromhex(v) for v in s["score_interval"])
-            sels.append(ScoreInterval(lo, hi, s["closed"], s["dim"]))
-    e = config["estimator"]
-    est: Binning
-    if "equal_width" in e:
-        est = EqualWidth(e["equal_width"], e["edge_rule"])
-    elif "equal_mass" in e:
-        est = EqualMass(e["equal_mass"], "nixon")
-    else:
-        est = FixedEdges([float.fromhex(v) for v in e["fixed_edges"]], e["closed"])
-    d = config["divergence"]
-    div: Divergence
-    if isinstance(d, str):
-        div = get_divergence(d)
-    elif "lp" in d:
-        div = Lp(float.fromhex(d["lp"]), d["root"])
-    elif "tvd" in d:
-        div = TVD()
-    else:
-        div = KL()
-    return lens, combine(sels), est, div
+    return (
+        lens_from_config(config["lens"]),
+        selection_from_config(config["selection"]),
+        binning_from_config(config["estimator"]),
+        divergence_from_config(config["divergence"]),
+    )
 
 
 _SUBSAMPLE = (
@@ -407,10 +316,10 @@ class CalibrationState:
                 f"class_aggregate must be 'mean', 'sum' or 'weighted'; got {class_aggregate!r}"
             )
         self.config: dict[str, Any] = {
-            "lens": _lens_spec(lens),
-            "selection": _selection_spec(selection),
+            "lens": lens_to_config(lens),
+            "selection": selection_to_config(selection),
             "estimator": _estimator_spec(estimator),
-            "divergence": _divergence_spec(divergence),
+            "divergence": divergence_to_config(divergence),
             "aggregate": aggregate,
             "class_aggregate": class_aggregate,
         }

@@ -1,0 +1,64 @@
+"""JSON configuration of the binning estimators that stream: equal width, fixed edges,
+equal mass (Nixon et al. 2019's rule).
+
+A :class:`~calipers.stream.calibration_state.CalibrationState` stores its binning
+estimator as plain JSON (floats written with ``float.hex``, exact):
+:func:`binning_to_config` writes it and :func:`binning_from_config` rebuilds it.
+The k-d tree of Kirchenbauer, Oaks & Heim (2022) splits at means of the whole
+data set and has none (it cannot be streamed).
+
+Examples
+--------
+>>> import calipers as cp
+>>> from calipers.estimators import _config
+>>> _config.binning_to_config(cp.EqualWidth(10))
+{'equal_width': 10, 'edge_rule': 'right'}
+>>> _config.binning_from_config({"equal_width": 10, "edge_rule": "right"}).n_bins
+10
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..validation import CalibrationInputError
+from .binning import Binning, EqualMass, EqualWidth, FixedEdges, KDTree
+
+__all__ = ["binning_to_config", "binning_from_config"]
+
+
+def _hex(x: float) -> str:
+    return float(x).hex()
+
+
+def binning_to_config(est: Binning) -> dict[str, Any]:
+    if isinstance(est, EqualWidth):
+        return {"equal_width": int(est.n_bins), "edge_rule": est.edge_rule}
+    if isinstance(est, FixedEdges):
+        return {"fixed_edges": [_hex(e) for e in est.edges], "closed": est.closed}
+    if isinstance(est, EqualMass):
+        if est.rule != "nixon":
+            raise CalibrationInputError(
+                "CalibrationState streams equal-mass bins by the rule of Nixon et al. (2019) "
+                f"(EqualMass(n_bins, rule='nixon')); got rule={est.rule!r}"
+            )
+        return {"equal_mass": int(est.n_bins), "rule": "nixon"}
+    if isinstance(est, KDTree):
+        raise CalibrationInputError(
+            "k-d tree bins are split at means of the whole data set and are not streamable; "
+            "use EqualWidth or FixedEdges bins with CalibrationState"
+        )
+    raise CalibrationInputError(
+        f"CalibrationState needs fixed bins (EqualWidth or FixedEdges); got {est!r}"
+    )
+
+
+def binning_from_config(e: dict[str, Any]) -> Binning:
+    est: Binning
+    if "equal_width" in e:
+        est = EqualWidth(e["equal_width"], e["edge_rule"])
+    elif "equal_mass" in e:
+        est = EqualMass(e["equal_mass"], "nixon")
+    else:
+        est = FixedEdges([float.fromhex(v) for v in e["fixed_edges"]], e["closed"])
+    return est
