@@ -272,7 +272,7 @@ def test_the_graph_is_found(graph: tuple[list[str], list[Import]]) -> None:
     )
     # relative, lazy and package-relative imports are all resolved
     assert any(
-        e.source == "calipers.reports._report" and e.target == "calipers.io.output" and e.lazy
+        e.source == "calipers.reports._document" and e.target == "calipers.io.output" and e.lazy
         for e in edges
     )
 

@@ -13,8 +13,8 @@ import pytest
 
 import calipers as cp
 from calipers.cli import main
+from calipers.reports._document import Report, ReportRow
 from calipers.reports._latex import latex_escape
-from calipers.reports._report import Report, ReportRow
 
 SPECIALS = "_ & % # $ { } ~ ^ \\"
 

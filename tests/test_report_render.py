@@ -11,8 +11,8 @@ import pytest
 
 import calipers as cp
 from calipers.cli import main
+from calipers.reports._document import COLUMNS, Report, ReportRow, _fmt_p_value, _p_value_bound
 from calipers.reports._latex import latex_escape
-from calipers.reports._report import COLUMNS, Report, ReportRow, _fmt_p_value, _p_value_bound
 
 TS = "TemperatureScaling"
 

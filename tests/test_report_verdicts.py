@@ -12,7 +12,7 @@ import pytest
 
 import calipers as cp
 from calipers.inference._verdict import VERDICTS
-from calipers.reports._report import Report
+from calipers.reports._document import Report
 from test_report_latex import _compile
 
 

@@ -123,8 +123,9 @@ from .recalibration import (
     load_recalibrator,
 )
 from .regression.skce import gaussian_skce, gaussian_skce_test
+from .reports._document import Report
 from .reports._regression_report import regression_report
-from .reports._report import Report, report
+from .reports._report import report
 from .stream.calibration_state import CalibrationState
 from .validation import CalibrationInputError, Predictions, check_predictions
 

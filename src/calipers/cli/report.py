@@ -219,7 +219,7 @@ def _streamed_markdown(doc: dict[str, Any]) -> str:
 def _streamed_figures(doc: dict[str, Any]) -> tuple[dict[str, bytes], str | None]:
     """The reliability diagram of every streamed file, drawn from its per-bin totals
     (``figures/<model>__reliability.png`` -> PNG), or why there is none."""
-    from ..reports._report import _slug
+    from ..reports._document import _slug
     from .streaming import reliability_png
 
     figures: dict[str, bytes] = {}
@@ -242,7 +242,7 @@ def _streamed_html(doc: dict[str, Any], figures: dict[str, bytes], why_none: str
     import base64
     import html
 
-    from ..reports._report import _CSS, _slug
+    from ..reports._document import _CSS, _slug
 
     def f(v: Any) -> str:
         return "n/a" if v is None else str(v) if isinstance(v, int) else f"{v:.4f}"

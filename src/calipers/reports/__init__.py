@@ -11,8 +11,9 @@ implement them are listed in docs/architecture.md.
 
 from __future__ import annotations
 
+from ._document import COLUMNS, Report, ReportRow
 from ._regression_report import regression_report
-from ._report import COLUMNS, Report, ReportRow, report
+from ._report import report
 
 __all__ = [
     "Report",

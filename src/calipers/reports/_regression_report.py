@@ -76,16 +76,8 @@ from ..regression import (
 )
 from ..regression.skce import gaussian_skce
 from ..validation import CalibrationInputError, check_integer, check_positive
-from ._report import (
-    REGRESSION_COLUMNS,
-    UNCALIBRATED,
-    Report,
-    ReportRow,
-    _diff_text,
-    _paired_t,
-    _slug,
-    _subsample,
-)
+from ._document import REGRESSION_COLUMNS, UNCALIBRATED, Report, ReportRow, _slug
+from ._report import _diff_text, _paired_t, _subsample
 
 __all__ = ["regression_report"]
 
