@@ -45,7 +45,7 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 #: own layer and the layers listed before it. An entry that names a package covers
 #: its submodules; ``calipers`` (the package namespace) covers only ``__init__.py``.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("backend", ("calipers._backend", "calipers._parallel")),
+    ("backend", ("calipers._backend", "calipers._parallel", "calipers._docstrings")),
     ("validation", ("calipers.validation",)),
     ("files", ("calipers.io", "calipers.datasets")),
     ("pipeline", ("calipers.pipeline",)),
