@@ -35,6 +35,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import as_float64_numpy, wrap_scalar
+from .._docstrings import fill_doc
 from ..estimators.binning import (
     Binning,
     BinStatistics,
@@ -301,6 +302,7 @@ def binned_statistics(
     return list(_iter_slices(P, get_lens(lens), combine(selection), est))
 
 
+@fill_doc
 def calibration_error(
     probs: Any,
     labels: Any = None,
@@ -324,11 +326,8 @@ def calibration_error(
 
     Parameters
     ----------
-    probs : array-like or tensor, shape (n, k) or (n,)
-        Probabilities (or logits with ``logits=True``); see
-        :func:`calipers.validation.check_predictions`.
-    labels : array-like, shape (n,)
-        True classes: column indices, or members of ``classes``.
+    {probs}
+    {labels}
     lens : str or callable, default "auto"
         ``"auto"`` (``"binary"`` for 1-D input, P(y = 1) against y;
         ``"top_label"`` for ``(n, k)`` input), ``"top_label"``,
@@ -351,15 +350,10 @@ def calibration_error(
     class_aggregate : {"mean", "sum", "weighted"}, default "mean"
         How slices (classes) are combined: their mean, their sum, or their
         mean weighted by each slice's total weight.
-    sample_weight : array-like, shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-        ``False`` skips value checks for trusted inputs (faster).
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

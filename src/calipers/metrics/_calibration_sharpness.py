@@ -47,6 +47,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import row_sum_of_squares, take_rows, to_numpy, wrap_scalar
+from .._docstrings import fill_doc
 from ..estimators.nadaraya_watson import (
     _GAUSS_RADIUS,
     KernelName,
@@ -183,6 +184,7 @@ def _binary_divergence(p: np.ndarray, y: np.ndarray, divergence: DivergenceName)
 # ----------------------------------------------------------------------------- the CE estimator
 
 
+@fill_doc
 def confidence_calibration_error(
     probs: Any,
     labels: Any,
@@ -223,9 +225,8 @@ def confidence_calibration_error(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1)), or logits with ``logits=True``.
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     divergence : {"brier", "kl"}, default "brier"
         ``varphi(x) = x^2`` (``d(a, b) = (a - b)^2``, not ``2 (a - b)^2``: the
         1-D counterpart of the multi-class Brier score, Chidambaram & Ge (2024) §4.1, sharpcal
@@ -246,21 +247,14 @@ def confidence_calibration_error(
     method : {"auto", "exact", "binned"}, default "auto"
         Evaluation path of the regression (exact double sum or FFT on a grid,
         within about 1e-7 of each other; see :mod:`calipers.estimators.nadaraya_watson`).
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: for 1-D input P(y = 1) the positive-class problem (``h`` is
-        P(y = 1), the target is ``y``), as every peer library reads binary
-        predictions; for ``(n, k)`` input the top-label confidence and
-        correctness of Chidambaram & Ge (2024). ``"top_label"`` forces the
-        confidence reading (``max(p, 1 - p)`` for 1-D input).
-    sample_weight : array-like of shape (n,), optional
-        Weights of the samples in the regression and in the mean.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {lens}
+        For ``(n, k)`` input ``h`` is the top-label confidence and the target
+        the correctness, as in Chidambaram & Ge (2024).
+    {sample_weight}
+        They weigh the samples in the regression and in the mean.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -413,6 +407,7 @@ class CalibrationSharpness:
         return self.total_divergence - self.calibration_error
 
 
+@fill_doc
 def calibration_sharpness(
     probs: Any,
     labels: Any,
@@ -448,11 +443,10 @@ def calibration_sharpness(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1), read as the two-class vector
-        ``[1 - p, p]``, so the Brier d_TOT is the two-class sum ``2 (p - y)^2``),
-        or logits with ``logits=True``.
-    labels : array-like of shape (n,)
+    {probs}
+        Binary input is read as the two-class vector ``[1 - p, p]``, so the
+        Brier d_TOT is the two-class sum ``2 (p - y)^2``.
+    {labels}
     divergence : {"brier", "kl"}, default "brier"
         The pair ``(d_phi, d_varphi)``: multi-class Brier with ``(a - b)^2``, or
         KL (NLL) with the Bernoulli KL (Chidambaram & Ge (2024) §4.1, Cor. 4.7).
@@ -466,24 +460,17 @@ def calibration_sharpness(
     leave_one_out : bool, default False
         For the two d_CAL values only (see :func:`confidence_calibration_error`).
     method : {"auto", "exact", "binned"}, default "auto"
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: for 1-D input P(y = 1) the positive-class problem (``h`` is
-        P(y = 1), the target is ``y``), as every peer library reads binary
-        predictions; for ``(n, k)`` input the top-label confidence and
-        correctness of Chidambaram & Ge (2024). With the binary lens
+    {lens}
+        For ``(n, k)`` input ``h`` is the top-label confidence and the target
+        the correctness, as in Chidambaram & Ge (2024). With the binary lens
         d_TOT is the 1-D proper score of P(y = 1), ``(p - y)^2`` or
         ``-log p_y``, so that d_TOT = d_CAL + sharpness term holds as in the
         top-label case, and ``accuracy`` is still the accuracy of the
-        predicted class. ``"top_label"`` forces the
-        confidence reading (``max(p, 1 - p)`` for 1-D input).
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+        predicted class.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import wrap_scalar
+from .._docstrings import fill_doc
 from ..estimators.binning import Binning, BinStatistics, EqualMass
 from ..pipeline.lenses import Lens
 from ..validation import CalibrationInputError, check_integer, check_predictions
@@ -87,6 +88,7 @@ def _normal_debiased(
     return 2 * plugin - float(np.mean(resampled))
 
 
+@fill_doc
 def debiased_calibration_error(
     probs: Any,
     labels: Any,
@@ -128,9 +130,8 @@ def debiased_calibration_error(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1)), or logits with ``logits=True``.
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     lens : {"auto", "top_label", "classwise", "binary"}, default "auto"
         ``"auto"``: ``"binary"`` for 1-D input, ``"top_label"`` for ``(n, k)``
         input. ``"top_label"``: confidence vs correctness (Kumar's ``mode='top-label'``);
@@ -163,22 +164,16 @@ def debiased_calibration_error(
         Seed of ``np.random.default_rng`` for ``method="normal"``; the value is
         reproducible for a given seed (Kumar's code draws from NumPy's global
         generator, so values agree only up to Monte-Carlo error).
-    sample_weight : array-like of shape (n,), optional
-        Frequency weights, as everywhere in calipers: a weight of 2 is the row
-        twice, so ``n_b`` is the bin's total weight ``W_b`` (and the Kumar
-        equal-mass edges are taken in the weight-expanded sample). Results
-        with integer weights equal those on the repeated rows exactly. For
+    {sample_weight}
+        ``n_b`` is then the bin's total weight ``W_b`` (and the Kumar
+        equal-mass edges are taken in the weight-expanded sample). For
         importance (probability) weights the variance correction would need
         Kish's effective size ``W_b^2 / sum w^2`` instead; that is not done
         here, and weights that do not count samples (e.g. normalised to sum 1)
         make every bin "smaller than 2".
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

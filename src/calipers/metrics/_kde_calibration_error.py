@@ -38,6 +38,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import to_numpy, wrap_scalar
+from .._docstrings import fill_doc
 from ..pipeline.lenses import get_lens, resolve_lens
 from ..validation import CalibrationInputError, check_positive, check_predictions
 from ._autograd import lens_tensors, needs_grad, straight_through
@@ -137,6 +138,7 @@ def _trapezoid(f: np.ndarray, x: np.ndarray) -> float:
     return float(np.sum((f[1:] + f[:-1]) * np.diff(x)) / 2.0)
 
 
+@fill_doc
 def kde_bandwidth(
     probs: Any,
     labels: Any,
@@ -156,18 +158,14 @@ def kde_bandwidth(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     lens : {"auto", "top_label", "binary"}, default "auto"
         As in :func:`kde_calibration_error`.
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -185,6 +183,7 @@ def kde_bandwidth(
     return _rule_of_thumb(c, t, w)
 
 
+@fill_doc
 def kde_calibration_error(
     probs: Any,
     labels: Any,
@@ -208,9 +207,8 @@ def kde_calibration_error(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary input is P(y = 1)); logits with ``logits=True``.
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     p : float, default 1
         Order of the error, ``p >= 1``.
     root : bool, default True
@@ -220,19 +218,14 @@ def kde_calibration_error(
         Kernel standard deviation in confidence units. Default
         :func:`kde_bandwidth` (``std`` of the correct rows' confidences times
         ``(2 n)^(-1/5)``).
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: ``"binary"`` for 1-D input, ``"top_label"`` for ``(n, k)``.
-        ``"top_label"``: max probability vs correctness. ``"binary"``: P(y = 1) vs
-        1{y = 1}, what the authors' code measures for two columns.
-    sample_weight : array-like of shape (n,), optional
-        Masses of the points in both densities and in the accuracy.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {lens}
+        ``"binary"`` is what the authors' code measures for two columns.
+    {sample_weight}
+        They are the masses of the points in both densities and in the
+        accuracy.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import wrap_scalar
+from .._docstrings import fill_doc
 from ..pipeline.lenses import lens_arrays
 from ..validation import check_positive, check_predictions
 from ._autograd import attach_gradient, lens_tensors, needs_grad
@@ -96,6 +97,7 @@ def _mmce_squared_gradient(r: np.ndarray, c: np.ndarray, w: np.ndarray, h: float
     return np.asarray(g / w.sum() ** 2)
 
 
+@fill_doc
 def mmce(
     probs: Any,
     labels: Any,
@@ -116,25 +118,17 @@ def mmce(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     bandwidth : float, default 0.4
         Width of the kernel ``exp(-|r - r'| / bandwidth)`` (Kumar et al.; netcal).
     squared : bool, default False
         Return MMCE^2 (the training loss of Kumar et al.) instead of MMCE.
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
-        scikit-learn, torchmetrics and netcal), the top-label confidence
-        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
-        confidence reading (``max(p, 1 - p)`` for 1-D input).
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {lens}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

@@ -39,6 +39,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import Array, is_torch
+from .._docstrings import fill_doc
 from ..estimators.dirichlet_kernel import DirichletKernel, _as_simplex, select_bandwidth
 from ..estimators.quadratic_cost import check_quadratic_cost
 from ..pipeline.divergences import Bregman
@@ -217,6 +218,7 @@ def _pair(q: Array) -> Array:
     return np.stack([1 - q, q], axis=1)
 
 
+@fill_doc
 def proper_calibration_error(
     probs: Any,
     labels: Any,
@@ -243,10 +245,10 @@ def proper_calibration_error(
 
     Parameters
     ----------
-    probs : array-like or tensor of shape (n, k) or (n,)
-        Probabilities (logits with ``logits=True``). PyTorch tensors keep their
-        device and the results are differentiable tensors.
-    labels : array-like of shape (n,)
+    {probs}
+        PyTorch tensors keep their device and the results are differentiable
+        tensors.
+    {labels}
     divergence : {"kl", "squared_l2"} or Bregman, default "kl"
         The Bregman generator F: ``"kl"`` is F = <p, log p> (CE_KL, eq. 10),
         ``"squared_l2"`` is F = ||p||^2 (CE_2^2, eq. 7). A
@@ -278,13 +280,9 @@ def proper_calibration_error(
         Rows per block of the kernel matrix.
     sample_weight : array-like of shape (n,), optional
         Weighted kernel sums and weighted means.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

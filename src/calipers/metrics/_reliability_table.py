@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
+from .._docstrings import fill_doc
 from ..estimators.binning import (
     Binning,
     EqualMass,
@@ -164,6 +165,7 @@ def _frame_or_records(
     return np.rec.fromarrays(list(columns.values()), dtype=dtype)
 
 
+@fill_doc
 def reliability_table(
     probs: Any,
     labels: Any = None,
@@ -197,10 +199,8 @@ def reliability_table(
 
     Parameters
     ----------
-    probs : array-like or tensor, shape (n, k) or (n,)
-        Probabilities (P(y = 1) for 1-D input), or logits with ``logits=True``.
-    labels : array-like, shape (n,)
-        True classes.
+    {probs}
+    {labels}
     lens : str or callable, default "auto"
         Any lens whose slices have 1-D scores: ``"auto"`` (``"binary"`` for 1-D
         input, ``"top_label"`` for ``(n, k)``), ``"top_label"``, ``"binary"``,
@@ -234,14 +234,9 @@ def reliability_table(
         installed, else the record array. Both have the same columns.
     sample_weight : array-like, shape (n,), optional
         Weighted means and weights per bin (``count`` stays the number of rows).
-    logits : bool, default False
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
-    validate : bool, default True
-        ``False`` skips value checks for trusted inputs.
+    {logits}
+    {classes}
+    {validate}
 
     Returns
     -------

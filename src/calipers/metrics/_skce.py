@@ -36,6 +36,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import as_float64_numpy, is_torch, wrap_scalar
+from .._docstrings import fill_doc
 from .._parallel import thread_map
 from ..estimators.quadratic_cost import check_quadratic_cost
 from ..validation import (
@@ -189,6 +190,7 @@ def block_values(p: np.ndarray, E: np.ndarray, m: int, bw: float) -> np.ndarray:
     return np.asarray(off / (m * (m - 1)), dtype=np.float64)
 
 
+@fill_doc
 def skce(
     probs: Any,
     labels: Any,
@@ -208,26 +210,21 @@ def skce(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary input is read as ``[1 - p, p]``).
-    labels : array-like of shape (n,)
+    {probs}
+        Binary input is read as ``[1 - p, p]``.
+    {labels}
     estimator : {"unbiased", "biased", "block"}, default "unbiased"
     bandwidth : float, default 1.0
         ``kappa(p, q) = exp(-||p - q||_1 / bandwidth)``.
     block_size : int, default 2
         Rows per block for ``estimator="block"``.
-    sample_weight : array-like of shape (n,), optional
-        Weights act as repetitions (a weight of 2 is the row twice): biased
-        ``sum_ij w_i w_j h_ij / W^2``, unbiased
+    {sample_weight}
+        Biased ``sum_ij w_i w_j h_ij / W^2``, unbiased
         ``(sum_ij w_i w_j h_ij - sum_i w_i h_ii) / (W^2 - W)``; not available for
         the block estimator.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import as_float64_numpy
+from .._docstrings import fill_doc
 from ..estimators.binning import Binning, EqualWidth
 from ..pipeline.lenses import get_lens
 from ..validation import CalibrationInputError, check_predictions
@@ -68,6 +69,7 @@ class MurphyDecomposition:
     within_bin_covariance: float
 
 
+@fill_doc
 def murphy_decomposition(
     probs: Any,
     labels: Any,
@@ -91,19 +93,15 @@ def murphy_decomposition(
 
     Parameters
     ----------
-    probs, labels
-        Predictions and labels (see :func:`calipers.check_predictions`).
+    {probs}
+    {labels}
     lens : {"auto", "binary", "classwise", "top_label"}, default "auto"
         ``"auto"``: binary for 1-D input, else class-wise (then the terms are
         summed over classes and ``brier`` is the multi-class Brier score).
     estimator : Binning, default ``EqualWidth(15)``
-    sample_weight : array-like, optional
-    logits : bool, default False
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {classes}
 
     Returns
     -------
@@ -196,6 +194,7 @@ def _score(kind: str, p: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     return float(np.dot(w, ls) / W)
 
 
+@fill_doc
 def corp_decomposition(
     probs: Any,
     labels: Any,
@@ -218,20 +217,16 @@ def corp_decomposition(
 
     Parameters
     ----------
-    probs, labels
-        Predictions and labels.
+    {probs}
+    {labels}
     score : {"brier", "log"}, default "brier"
         Squared error ``(p - y)^2`` or the binary log score.
     lens : {"auto", "binary", "classwise", "top_label"}, default "auto"
         Binary for 1-D input, else one-vs-rest for every class with the terms
         summed (the multi-class Brier score for ``score="brier"``).
-    sample_weight : array-like, optional
-    logits : bool, default False
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {classes}
 
     Returns
     -------

@@ -17,12 +17,14 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import wrap_scalar
+from .._docstrings import fill_doc
 from ..pipeline.lenses import lens_arrays
 from ..validation import check_predictions
 
 __all__ = ["ks_calibration_error"]
 
 
+@fill_doc
 def ks_calibration_error(
     probs: Any,
     labels: Any,
@@ -41,23 +43,15 @@ def ks_calibration_error(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1)); logits with ``logits=True``.
-    labels : array-like of shape (n,)
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
-        scikit-learn, torchmetrics and netcal), the top-label confidence
-        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
-        confidence reading (``max(p, 1 - p)`` for 1-D input).
-    sample_weight : array-like of shape (n,), optional
-        The cumulative sums become weighted and are divided by the total weight.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {probs}
+    {labels}
+    {lens}
+    {sample_weight}
+        The cumulative sums become weighted and are divided by the total
+        weight.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

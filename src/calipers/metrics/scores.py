@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import is_torch, row_logsumexp, row_sum_of_squares, take_rows, wrap_scalar
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, Predictions, check_predictions
 
 __all__ = ["accuracy", "nll", "brier"]
@@ -52,6 +53,7 @@ def _ret(value: Any, P: Predictions) -> Any:
     return wrap_scalar(float(value), P.probs)
 
 
+@fill_doc
 def accuracy(
     probs: Any,
     labels: Any,
@@ -68,16 +70,12 @@ def accuracy(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {probs}
+    {labels}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -108,6 +106,7 @@ def accuracy(
     return _ret(_wmean(correct, P), P)
 
 
+@fill_doc
 def nll(
     probs: Any,
     labels: Any,
@@ -122,23 +121,19 @@ def nll(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities, or logits with ``logits=True`` (then computed exactly as
-        ``logsumexp(z) - z_y``, without forming probabilities).
-    labels : array-like of shape (n,)
+    {probs}
+        Logits give the NLL exactly as ``logsumexp(z) - z_y``, without
+        forming probabilities.
+    {labels}
     clip : float, optional
         When given, the true-class probability is clipped to
         ``[clip, 1 - clip]`` first, reproducing published conventions (Kull et
         al. 2019 use 1e-15). By default nothing is clipped and a true-class
         probability of exactly 0 gives ``+inf`` — never a silent clip.
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -206,6 +201,7 @@ def nll(
     return _ret(_wmean(loss, P), P)
 
 
+@fill_doc
 def brier(
     probs: Any,
     labels: Any,
@@ -220,22 +216,18 @@ def brier(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
+    {probs}
         For 1-D binary input the usual binary score ``mean (p - y)^2`` is
         returned (half the two-class sum); pass ``[1 - p, p]`` columns for the
         two-class sum.
-    labels : array-like of shape (n,)
+    {labels}
     reduction : {"sum", "mean"}, default "sum"
         ``"sum"`` over classes (Chidambaram & Ge 2024, Popordanoska et al. 2024, Gruber & Buettner 2022; range [0, 2]) or ``"mean"``
         over classes (the "Brier / K" that Kull et al. 2019 print).
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

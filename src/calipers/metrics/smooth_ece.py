@@ -60,6 +60,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import wrap_scalar
+from .._docstrings import fill_doc
 from ..pipeline.lenses import lens_arrays
 from ..validation import (
     MAX_POINTS,
@@ -323,6 +324,7 @@ def _fixed_point(ev: _SmoothECE, eps: float) -> float:
     return hi
 
 
+@fill_doc
 def smece(
     probs: Any,
     labels: Any,
@@ -348,31 +350,21 @@ def smece(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1)); logits with ``logits=True``.
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     bandwidth : float, optional
         Kernel bandwidth ``s`` in confidence units (``1e-5 <= s``). Default
         None: the fixed point ``s* = smECE_{s*}`` found by 10 bisection steps
         (``relplot.smECE``); a number gives ``smECE_s`` at that bandwidth
         (``relplot.smECE_sigma``).
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
-        scikit-learn, torchmetrics and netcal), the top-label confidence
-        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
-        confidence reading (``max(p, 1 - p)`` for 1-D input).
-    sample_weight : array-like of shape (n,), optional
-        Each prediction's mass in the kernel grid (default 1). Integer weights
-        equal repeating rows. Weights are counts, not frequencies: the
-        absolute density floor 1e-4 makes the result depend (slightly, for
-        tiny total weight) on their overall scale.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {lens}
+    {sample_weight}
+        They are each prediction's mass in the kernel grid. Weights are counts,
+        not frequencies: the absolute density floor 1e-4 makes the result
+        depend (slightly, for tiny total weight) on their overall scale.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -426,6 +418,7 @@ def smece(
     return wrap_scalar(value, P.probs)
 
 
+@fill_doc
 def smece_bandwidth(
     probs: Any,
     labels: Any,
@@ -446,21 +439,13 @@ def smece_bandwidth(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
-        scikit-learn, torchmetrics and netcal), the top-label confidence
-        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
-        confidence reading (``max(p, 1 - p)`` for 1-D input).
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {probs}
+    {labels}
+    {lens}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -535,6 +520,7 @@ class SmoothReliability:
     total_weight: float
 
 
+@fill_doc
 def smooth_reliability(
     probs: Any,
     labels: Any,
@@ -558,26 +544,18 @@ def smooth_reliability(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     bandwidth : float, optional
         Default None: the SmoothECE fixed point ``s*`` (:func:`smece_bandwidth`).
     n_points : int, optional
         Number of evaluation points ``t = linspace(0, 1, n_points)`` (at
         least 2). Default: relplot's mesh size ``max(200, round(10 / s))``.
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: P(y = 1) against y for 1-D input (as relplot,
-        scikit-learn, torchmetrics and netcal), the top-label confidence
-        against correctness for ``(n, k)`` input. ``"top_label"`` forces the
-        confidence reading (``max(p, 1 - p)`` for 1-D input).
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {lens}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

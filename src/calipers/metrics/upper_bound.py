@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, check_predictions
 from .scores import brier, nll
 
@@ -54,6 +55,7 @@ def _upper_bound(P: Any, score: str) -> Any:
     return nll(P, None)
 
 
+@fill_doc
 def calibration_upper_bound(
     probs: Any,
     labels: Any,
@@ -85,22 +87,17 @@ def calibration_upper_bound(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (or logits with ``logits=True``). For 1-D binary input
-        the binary scores are used: ``mean (p - y)^2`` (half the two-column
-        Brier sum, bounding the binary ``E[(P(Y=1 | p) - p)^2]``) and the
-        binary NLL. Pass ``[1 - p, p]`` columns for Gruber & Buettner's (2022) two-class sum.
-    labels : array-like of shape (n,)
+    {probs}
+        For 1-D binary input the binary scores are used: ``mean (p - y)^2``
+        (half the two-column Brier sum, bounding the binary
+        ``E[(P(Y=1 | p) - p)^2]``) and the binary NLL. Pass ``[1 - p, p]``
+        columns for Gruber & Buettner's (2022) two-class sum.
+    {labels}
     score : {"brier", "log"}, default "brier"
-    sample_weight : array-like of shape (n,), optional
-        Weighted mean of the score (a weight of 2 counts the row twice).
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -128,6 +125,7 @@ def calibration_upper_bound(
     return _upper_bound(P, score)
 
 
+@fill_doc
 def rbs(
     probs: Any,
     labels: Any,
@@ -147,19 +145,15 @@ def rbs(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
+    {probs}
         For 1-D binary input the binary Brier score ``mean (p - y)^2`` is used
-        (see :func:`calibration_upper_bound`); Gruber & Buettner (2022) sums over the two
-        softmax columns, i.e. pass ``[1 - p, p]`` for its number.
-    labels : array-like of shape (n,)
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+        (see :func:`calibration_upper_bound`); Gruber & Buettner (2022) sums
+        over the two softmax columns, i.e. pass ``[1 - p, p]`` for its number.
+    {labels}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -182,6 +176,7 @@ def rbs(
     return _upper_bound(P, "brier") ** 0.5
 
 
+@fill_doc
 def recalibration_improvement(
     probs_before: Any,
     probs_after: Any,
@@ -217,17 +212,17 @@ def recalibration_improvement(
         Predictions of ``f`` (or logits with ``logits=True``).
     probs_after : array-like, same shape
         Predictions of ``h o f`` on the same rows.
-    labels : array-like of shape (n,)
+    {labels}
     score : {"brier", "log"}, default "brier"
         Brier: change of ``CE_2^2``; log: change of ``E[KL(P_{Y|f} || f)]``.
     root : bool, default False
         Return the difference of the roots, ``sqrt(U(h o f)) - sqrt(U(f))``
         (for the Brier score: the RBS difference that Gruber & Buettner (2022) plots). The
         exact identity of Prop. 4.5 holds for the unrooted difference only.
-    sample_weight : array-like of shape (n,), optional
+    {sample_weight}
     logits : bool, default False
         Both prediction arrays hold logits.
-    validate : bool, default True
+    {validate}
     classes : array-like or fitted classifier, optional
         The class of each column of ``probs_before`` and ``probs_after``, in
         order (1-D probabilities: ``[negative, positive]``), or a fitted
