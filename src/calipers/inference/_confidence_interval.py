@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, Predictions, check_predictions
 from . import _resampling as rs
 
@@ -206,6 +207,7 @@ def _values(
     return estimates, boot, jack
 
 
+@fill_doc
 def confidence_interval(
     metric: Callable[..., Any],
     probs: Any,
@@ -241,16 +243,12 @@ def confidence_interval(
         Probabilities (logits with ``logits=True``); validated once.
     labels : array-like, shape (n,)
         True classes (None when ``probs`` is a Predictions).
-    sample_weight : array-like, shape (n,), optional
-        Row weights; a resample carries each drawn row's weight (times its count).
-    logits : bool, default False
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices. The labels are mapped to
-        column indices once, before resampling, so every resample (and the
-        metric) sees the same mapping.
+    {sample_weight}
+        A resample carries each drawn row's weight (times its count).
+    {logits}
+    {classes}
+        The labels are mapped to column indices once, before resampling, so
+        every resample (and the metric) sees the same mapping.
     method : {"basic", "bca", "percentile"}, default "basic"
         ``"basic"``: ``[2 e - q(1 - alpha/2), 2 e - q(alpha/2)]`` with ``e`` the
         estimate and ``q`` the quantiles of the bootstrap values (Davison & Hinkley
@@ -334,6 +332,7 @@ def confidence_interval(
     )
 
 
+@fill_doc
 def paired_confidence_interval(
     metric: Callable[..., Any],
     probs_a: Any,
@@ -367,8 +366,8 @@ def paired_confidence_interval(
         The two sets of predictions of the same ``n`` rows (probabilities, or
         logits with ``logits``); the number of classes may differ only in form
         (both must fit ``labels``).
-    labels : array-like, shape (n,)
-    sample_weight : array-like, shape (n,), optional
+    {labels}
+    {sample_weight}
     logits : bool or (bool, bool), default False
         Whether ``probs_a`` and ``probs_b`` are logits (one flag for both, or one each).
     classes : array-like or fitted classifier, optional

@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, Predictions, check_predictions
 from . import _resampling as rs
 from ._confidence_interval import confidence_interval
@@ -860,6 +861,7 @@ def _check_fraction(v: Any, name: str) -> float:
     return float(v)
 
 
+@fill_doc
 def verdict(
     metric: Callable[..., Any],
     probs: Any,
@@ -908,7 +910,7 @@ def verdict(
         metrics at calibration only (an over-correction; ``recommended_method`` says so).
     probs : array-like of shape (n, k) or (n,), or Predictions
         Probabilities (binary: P(y = 1)), logits with ``logits=True``.
-    labels : array-like of shape (n,)
+    {labels}
     n_resamples : int, default 200
         Label draws ``B`` of each kind (at least 19, so that a p-value of 0.05 is
         reachable). Cost: ``2 B`` metric calls plus ``B`` curve refits; for the
@@ -925,11 +927,10 @@ def verdict(
         (metrics with a ``bandwidth`` parameter); None skips it.
     seed : int or None, default 0
         Seed of :func:`numpy.random.default_rng` (draws and bootstrap).
-    sample_weight : array-like of shape (n,), optional
-        Row weights, kept by every draw and by the curve fit.
-    logits : bool, default False
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs`` (as in :func:`calipers.ece`).
+    {sample_weight}
+        Every draw and the curve fit keep them.
+    {logits}
+    {classes}
     bias_ratio : None
         Deprecated: the rule of calipers 0.2 ("cannot resolve" when the calibrated
         mean is at least this fraction of the estimate). It no longer takes part; a

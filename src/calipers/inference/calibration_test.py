@@ -31,6 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import as_float64_numpy
+from .._docstrings import fill_doc
 from ..metrics._skce import L1ExponentialKernel, block_values, kernel_rows, residuals
 from ..validation import CalibrationInputError, check_integer, check_positive, check_predictions
 
@@ -137,6 +138,7 @@ def _draw_labels(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.count_nonzero(c[:, :-1] <= cut[:, None], axis=1).astype(np.int64)
 
 
+@fill_doc
 def consistency_test(
     probs: Any,
     labels: Any,
@@ -171,11 +173,10 @@ def consistency_test(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1)), or logits with ``logits=True``; the
-        statistic always receives probabilities (float64 NumPy arrays, also
-        for PyTorch input).
-    labels : array-like of shape (n,)
+    {probs}
+        The statistic always receives probabilities (float64 NumPy arrays,
+        also for PyTorch input).
+    {labels}
     statistic : callable, default :func:`calipers.ece`
         ``statistic(probs, labels) -> float``, larger = less calibrated (the
         default is the ECE of P(y = 1) for 1-D input and the top-label ECE for
@@ -191,16 +192,12 @@ def consistency_test(
         Bootstrap the predictions before drawing labels (Vaicenavicius et al.).
     seed : int, Generator or None, default 0
         Seed of ``np.random.default_rng``; equal seeds give equal results.
-    sample_weight : array-like of shape (n,), optional
+    {sample_weight}
         Passed to the statistic; resampled rows keep their weights (the
         bootstrap of (row, weight) pairs).
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -268,6 +265,7 @@ def consistency_test(
     return CalibrationTestResult(T, _monte_carlo_p_value(T, null), null, B, "consistency")
 
 
+@fill_doc
 def skce_test(
     probs: Any,
     labels: Any,
@@ -315,9 +313,9 @@ def skce_test(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary input is read as ``[1 - p, p]``).
-    labels : array-like of shape (n,)
+    {probs}
+        Binary input is read as ``[1 - p, p]``.
+    {labels}
     method : {"block", "quadratic"}, default "block"
     bandwidth : float, default 1.0
         Of the Laplacian kernel on predictions (as :func:`calipers.skce`).
@@ -330,13 +328,9 @@ def skce_test(
     sample_weight : None
         Not supported (the tests assume i.i.d. unweighted rows); passing
         weights raises :class:`CalibrationInputError`.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

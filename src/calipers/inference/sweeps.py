@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
 from . import _resampling as rs
 from ._confidence_interval import confidence_interval
@@ -481,6 +482,7 @@ def _recalibrated(recalibrator: Any, P: Predictions) -> Predictions:
 # --------------------------------------------------------------------------- sweeps
 
 
+@fill_doc
 def test_size_sweep(
     metrics: Any,
     probs: Any,
@@ -534,11 +536,10 @@ def test_size_sweep(
         An object with ``predict_proba`` (a fitted :class:`calipers.Recalibrator`),
         fitted on other rows; applied once to all rows (to the logits when the
         input holds logits).
-    sample_weight : array-like of shape (n,), optional
-        Row weights, subsampled with the rows.
-    logits : bool, default False
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs`` (see :func:`calipers.check_predictions`).
+    {sample_weight}
+        They are subsampled with the rows.
+    {logits}
+    {classes}
 
     Returns
     -------
@@ -614,6 +615,7 @@ def _swept_parameters(metric: Callable[..., Any]) -> tuple[list[str], bool]:
     return names, var_kw
 
 
+@fill_doc
 def parameter_sweep(
     metric: Callable[..., Any],
     probs: Any,
@@ -666,9 +668,9 @@ def parameter_sweep(
         Bootstrap resamples per value (each costs one metric evaluation per
         value); Kirchenbauer, Oaks & Heim (2022) use 1000 for their Fig. 7.
     seed : int or None, default 0
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    classes : array-like or fitted classifier, optional
+    {sample_weight}
+    {logits}
+    {classes}
     **metric_kwargs
         Further fixed keyword arguments of ``metric`` (not ``param``).
 
