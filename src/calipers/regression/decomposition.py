@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, check_integer
 from .inputs import GaussianPredictions, _as_1d_float, check_gaussian, spread_by_name
 
@@ -47,6 +48,7 @@ def _weights(G: GaussianPredictions) -> np.ndarray:
     return np.ones(G.n_samples) if G.sample_weight is None else G.sample_weight
 
 
+@fill_doc
 def gini_half_mean_difference(targets: Any, sample_weight: Any = None) -> float:
     """Half the (weighted) Gini mean difference of the targets.
 
@@ -61,9 +63,7 @@ def gini_half_mean_difference(targets: Any, sample_weight: Any = None) -> float:
     ----------
     targets : array-like of shape (n,)
         Observed targets (finite).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total. Default None (unit
-        weights).
+    {sample_weight}
 
     Returns
     -------
@@ -216,6 +216,7 @@ def _check_thresholds(thresholds: Any, G: GaussianPredictions) -> np.ndarray:
     return t
 
 
+@fill_doc
 @spread_by_name
 def crps_decomposition(
     mean: Any,
@@ -250,16 +251,11 @@ def crps_decomposition(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
     thresholds : None, int or array-like of shape (K + 1,), optional
         The edges of the threshold grid (target units). An array: strictly
         increasing edges, used as given (the integral then covers only
@@ -466,6 +462,7 @@ def _groups(G: GaussianPredictions, w: np.ndarray, n_bins: Any) -> np.ndarray:
     return out
 
 
+@fill_doc
 @spread_by_name
 def gaussian_score_decomposition(
     mean: Any,
@@ -517,14 +514,10 @@ def gaussian_score_decomposition(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
     sample_weight : array-like of shape (n,), optional
         Non-negative row weights. Default None (unit weights).
     n_bins : None, int or (int, int), default (5, 5)

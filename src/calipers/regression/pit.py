@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, check_integer
 from .inputs import GaussianPredictions, check_gaussian, spread_by_name
 
@@ -44,6 +45,7 @@ def _weights(G: GaussianPredictions) -> np.ndarray:
     return G.sample_weight
 
 
+@fill_doc
 @spread_by_name
 def pit_values(
     mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
@@ -58,14 +60,10 @@ def pit_values(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
 
     Returns
     -------
@@ -119,6 +117,7 @@ class PITHistogram:
     ks_statistic: float
 
 
+@fill_doc
 @spread_by_name
 def pit_histogram(
     mean: Any,
@@ -137,16 +136,11 @@ def pit_histogram(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
     n_bins : int, default 10
         Number of equal-width bins on [0, 1].
 
@@ -216,6 +210,7 @@ class QuantileCalibration:
     max_absolute_error: float
 
 
+@fill_doc
 @spread_by_name
 def quantile_calibration(
     mean: Any,
@@ -240,16 +235,11 @@ def quantile_calibration(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
     levels : array-like of shape (m,), optional
         Nominal levels, each strictly inside (0, 1). Default
         ``numpy.linspace(0.05, 0.95, 19)``.
@@ -303,6 +293,7 @@ def quantile_calibration(
     )
 
 
+@fill_doc
 @spread_by_name
 def interval_coverage_error(
     mean: Any,
@@ -330,16 +321,11 @@ def interval_coverage_error(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional, keyword-only
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional, keyword-only
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
     levels : array-like of shape (m,), optional
         Nominal levels, each strictly inside (0, 1). Default
         ``numpy.linspace(0.05, 0.95, 19)`` (0.05, 0.10, ..., 0.95).
@@ -432,6 +418,7 @@ class VarianceCalibration:
     se_var_ratio_std: float
 
 
+@fill_doc
 @spread_by_name
 def variance_calibration(
     mean: Any,
@@ -457,14 +444,10 @@ def variance_calibration(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
     sample_weight : array-like of shape (n,), optional
         Non-negative row weights. Default None (unit weights).
     n_bins : int, default 15

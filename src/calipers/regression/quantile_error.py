@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
 from .inputs import check_gaussian, spread_by_name
 
@@ -123,6 +124,7 @@ class QuantileCalibrationCurve:
     error: float
 
 
+@fill_doc
 @spread_by_name
 def quantile_calibration_curve(
     mean: Any,
@@ -143,17 +145,11 @@ def quantile_calibration_curve(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights; a weight of 2
-        counts like the row repeated).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
     levels : array-like of shape (m,), optional
         Nominal levels ``p_j``, strictly increasing and strictly inside
         (0, 1). Default ``0.05, 0.10, ..., 0.95`` (19 levels, the grid of
@@ -196,6 +192,7 @@ def quantile_calibration_curve(
     return QuantileCalibrationCurve(levels=lv, observed=observed, weights=wj, error=error)
 
 
+@fill_doc
 @spread_by_name
 def quantile_calibration_error(
     mean: Any,
@@ -219,16 +216,11 @@ def quantile_calibration_error(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
     levels : array-like of shape (m,), optional
         Nominal levels, strictly increasing in (0, 1). Default
         ``0.05, 0.10, ..., 0.95`` (19 levels).

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from .inputs import GaussianPredictions, check_gaussian, spread_by_name
 
 __all__ = [
@@ -48,6 +49,7 @@ def _checked(
     )
 
 
+@fill_doc
 @spread_by_name
 def gaussian_nll_per_row(
     mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
@@ -61,14 +63,10 @@ def gaussian_nll_per_row(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
 
     Returns
     -------
@@ -86,6 +84,7 @@ def gaussian_nll_per_row(
     return 0.5 * (_LOG_2PI + np.log(G.variance) + r * r / G.variance)
 
 
+@fill_doc
 @spread_by_name
 def gaussian_nll(
     mean: Any,
@@ -104,16 +103,11 @@ def gaussian_nll(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
 
     Returns
     -------
@@ -130,6 +124,7 @@ def gaussian_nll(
     return G.weighted_mean(gaussian_nll_per_row(G))
 
 
+@fill_doc
 @spread_by_name
 def dawid_sebastiani_per_row(
     mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
@@ -144,14 +139,10 @@ def dawid_sebastiani_per_row(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
 
     Returns
     -------
@@ -171,6 +162,7 @@ def dawid_sebastiani_per_row(
     return np.log(G.variance) + r * r / G.variance
 
 
+@fill_doc
 @spread_by_name
 def dawid_sebastiani(
     mean: Any,
@@ -190,16 +182,11 @@ def dawid_sebastiani(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
 
     Returns
     -------
@@ -216,6 +203,7 @@ def dawid_sebastiani(
     return G.weighted_mean(dawid_sebastiani_per_row(G))
 
 
+@fill_doc
 @spread_by_name
 def crps_gaussian_per_row(
     mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
@@ -229,14 +217,10 @@ def crps_gaussian_per_row(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
 
     Returns
     -------
@@ -258,6 +242,7 @@ def crps_gaussian_per_row(
     return sigma * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - 1.0 / math.sqrt(math.pi))
 
 
+@fill_doc
 @spread_by_name
 def crps_gaussian(
     mean: Any,
@@ -275,16 +260,11 @@ def crps_gaussian(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {mean}
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
 
     Returns
     -------
