@@ -622,133 +622,231 @@ def report(
     >>> print(next(line for line in md.splitlines() if line.startswith("|"))[:51])
     | model | method | n | Accuracy | NLL | Brier | RBS
     """
-    if not models:
-        raise CalibrationInputError("report needs at least one model")
-    for name, v in (("n_bootstrap", n_bootstrap), ("null_resamples", null_resamples)):
-        if int(v) < 0:
-            raise CalibrationInputError(f"{name} must be >= 0; got {v!r}")
-    if kernel_max_n < 2:
-        raise CalibrationInputError(f"kernel_max_n must be >= 2; got {kernel_max_n!r}")
-    if recalibrators and not calibration:
-        raise CalibrationInputError(
-            "recalibrators need a calibration split per model (calibration=...)"
-        )
-    kw: dict[str, Any] = {"kernel_bandwidth": kernel_bandwidth}
+    options = _Options(
+        n_bootstrap=n_bootstrap,
+        null_resamples=null_resamples,
+        kernel_max_n=kernel_max_n,
+        kernel_bandwidth=kernel_bandwidth,
+        figures=figures,
+        seed=seed,
+        verdicts=verdicts,
+    )
+    _check_arguments(models, options, recalibrators, calibration)
     rows: list[ReportRow] = []
     figs: dict[str, bytes] = {}
     lenses: set[str] = set()
     prog = _Progress(progress)
     for mi, (name, value) in enumerate(models.items()):
-        is_logits = logits.get(name, False) if isinstance(logits, Mapping) else bool(logits)
-        scores, labels = _as_pair(name, value)
-        cls = classes.get(name) if isinstance(classes, Mapping) else classes
-        P = (
-            scores
-            if isinstance(scores, Predictions)
-            else check_predictions(scores, labels, logits=is_logits, classes=cls)
-        )
-        variants: list[tuple[str, Predictions | str]] = [(UNCALIBRATED, P)]
-        if recalibrators:
-            if name not in calibration:  # type: ignore[operator]
-                raise CalibrationInputError(f"no calibration split for model {name!r}")
-            cs, cl = _as_pair(name, calibration[name])  # type: ignore[index]
-            if cls is not None and cl is not None and not isinstance(cs, Predictions):
-                # the recalibrators take column indices: map the labels once
-                cl = check_predictions(cs, cl, logits=is_logits, validate=False, classes=cls).labels
-            soft: dict[str, Any] = {}  # softmax of the logits, computed once per model
-            for ri, rc in enumerate(recalibrators):
-                prog.line(f"{name}: fitting {type(rc).__name__} ({ri + 1}/{len(recalibrators)})")
-                try:
-                    fit_on, apply_to, kind = cs, scores, is_logits
-                    if is_logits and getattr(rc, "input", "logits") == "probs":
-                        if not soft:
-                            soft["cal"] = to_numpy(check_predictions(cs, cl, logits=True).probs)
-                            soft["test"] = to_numpy(P.probs)
-                        fit_on, apply_to, kind = soft["cal"], soft["test"], False
-                    fitted = type(rc)(**rc.get_params()).fit(fit_on, cl, logits=kind)
-                    probs = fitted.predict_proba(apply_to, logits=kind)
-                    Q: Predictions | str = check_predictions(probs, P.labels, validate=False)
-                except CalibrationInputError as exc:
-                    Q = f"not applicable: {exc}"
-                    why = str(exc).split("; ", 1)[0].split(". ", 1)[0]
-                    why = why.removeprefix(type(rc).__name__ + " ")
-                    prog.line(f"{name}: {type(rc).__name__} not applicable: {why}")
-                variants.append((type(rc).__name__, Q))
-        lenses.add(_lens_name(P))
-        # one kernel subsample and one set of bootstrap resamples per model: every
-        # method is measured on the same rows, so the intervals of differences are paired
-        kernel_rows = _subsample(P.n_samples, kernel_max_n, np.random.default_rng(seed + 1000 * mi))
-        boot_seed = seed + 1000 * mi + 7
-        kernel_counts = None
-        if n_bootstrap:
-            m_k = P.n_samples if kernel_rows is None else len(kernel_rows)
-            kernel_counts = np.concatenate(
-                list(_rs.bootstrap_counts(np.random.default_rng(boot_seed + 1), m_k, n_bootstrap))
-            )
-        prog.start(name, len(variants))
-        base: _RowData | None = None
-        for vi, (method, Qv) in enumerate(variants):
-            where = f"[{vi + 1}/{len(variants)}] {name} / {method}"
-            if isinstance(Qv, str):
-                prog.line(f"{where}: not applicable, no suite (the reason is in the notes)")
-                nan = dict.fromkeys(COLUMNS, math.nan)
-                rows.append(ReportRow(name, method, 0, nan, flags=[Qv]))
-                prog.advance()
-                continue
-            prog.line(f"{where}: suite")
-            s = seed + 1000 * mi + vi
-            metrics, data = _suite(
-                Qv,
-                kernel_rows=kernel_rows,
-                null_resamples=null_resamples,
-                seed=s,
-                kernel_counts=kernel_counts,
-                with_verdicts=verdicts,
-                **kw,
-            )
-            row = ReportRow(name, method, int(Qv.n_samples), metrics, verdicts=data.verdicts)
-            paired: dict[str, np.ndarray] = {}
-            if base is not None:
-                with np.errstate(invalid="ignore"):  # inf - inf: both NLLs infinite (NaN)
-                    paired = {k: data.terms[k] - base.terms[k] for k in ("nll", "brier")}
-            if n_bootstrap:
-                row.intervals, row.differences = _bootstrap(
-                    data,
-                    metrics,
-                    int(n_bootstrap),
-                    boot_seed,
-                    paired=paired,
-                    say=lambda text, where=where: prog.line(f"{where}: {text}"),
-                )
-            else:
-                w = data.P.sample_weight
-                row.differences = {
-                    k: _paired_t(d, None if w is None else np.asarray(w, dtype=np.float64))
-                    for k, d in paired.items()
-                }
-            if base is None and method == UNCALIBRATED:
-                base = data
-            rows.append(row)
-            if figures:
-                prog.line(f"{where}: figures")
-                figs.update(_figures(name, method, Qv))
-            prog.advance()
-        prog.close()
+        model = _read_model(name, value, logits, classes)
+        variants = _variants(model, recalibrators, calibration, prog)
+        lenses.add(_lens_name(model.P))
+        rows += _model_rows(model, mi, variants, options, prog, figs)
     _flag(rows)
+    return Report(rows, _settings(lenses, options), figures=figs)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The computing parameters of :func:`report` that every model shares."""
+
+    n_bootstrap: int
+    null_resamples: int
+    kernel_max_n: int
+    kernel_bandwidth: float
+    figures: bool
+    seed: int
+    verdicts: bool
+
+
+@dataclass(frozen=True)
+class _Model:
+    """One model's test predictions, as read, and how its scores are to be read."""
+
+    name: str
+    scores: Any  # the test scores as given (the recalibrators apply to them)
+    P: Predictions
+    is_logits: bool
+    classes: Any
+
+
+def _check_arguments(
+    models: Mapping[str, Any],
+    options: _Options,
+    recalibrators: Sequence[Any],
+    calibration: Mapping[str, Any] | None,
+) -> None:
+    """Refuse what :func:`report` cannot compute, before any work."""
+    if not models:
+        raise CalibrationInputError("report needs at least one model")
+    for name, v in (
+        ("n_bootstrap", options.n_bootstrap),
+        ("null_resamples", options.null_resamples),
+    ):
+        if int(v) < 0:
+            raise CalibrationInputError(f"{name} must be >= 0; got {v!r}")
+    if options.kernel_max_n < 2:
+        raise CalibrationInputError(f"kernel_max_n must be >= 2; got {options.kernel_max_n!r}")
+    if recalibrators and not calibration:
+        raise CalibrationInputError(
+            "recalibrators need a calibration split per model (calibration=...)"
+        )
+
+
+def _read_model(name: str, value: Any, logits: bool | Mapping[str, bool], classes: Any) -> _Model:
+    """The test predictions of model ``name``, validated (:func:`calipers.check_predictions`)."""
+    is_logits = logits.get(name, False) if isinstance(logits, Mapping) else bool(logits)
+    scores, labels = _as_pair(name, value)
+    cls = classes.get(name) if isinstance(classes, Mapping) else classes
+    P = (
+        scores
+        if isinstance(scores, Predictions)
+        else check_predictions(scores, labels, logits=is_logits, classes=cls)
+    )
+    return _Model(name, scores, P, is_logits, cls)
+
+
+def _variants(
+    model: _Model,
+    recalibrators: Sequence[Any],
+    calibration: Mapping[str, Any] | None,
+    prog: _Progress,
+) -> list[tuple[str, Predictions | str]]:
+    """``(method, predictions)`` of the model uncalibrated, then after each recalibrator
+    fitted on its calibration split; the reason instead of predictions for a method that
+    cannot be applied (``"not applicable: ..."``)."""
+    name, scores, P, is_logits, cls = (
+        model.name,
+        model.scores,
+        model.P,
+        model.is_logits,
+        model.classes,
+    )
+    variants: list[tuple[str, Predictions | str]] = [(UNCALIBRATED, P)]
+    if not recalibrators:
+        return variants
+    if name not in calibration:  # type: ignore[operator]
+        raise CalibrationInputError(f"no calibration split for model {name!r}")
+    cs, cl = _as_pair(name, calibration[name])  # type: ignore[index]
+    if cls is not None and cl is not None and not isinstance(cs, Predictions):
+        # the recalibrators take column indices: map the labels once
+        cl = check_predictions(cs, cl, logits=is_logits, validate=False, classes=cls).labels
+    soft: dict[str, Any] = {}  # softmax of the logits, computed once per model
+    for ri, rc in enumerate(recalibrators):
+        prog.line(f"{name}: fitting {type(rc).__name__} ({ri + 1}/{len(recalibrators)})")
+        try:
+            fit_on, apply_to, kind = cs, scores, is_logits
+            if is_logits and getattr(rc, "input", "logits") == "probs":
+                if not soft:
+                    soft["cal"] = to_numpy(check_predictions(cs, cl, logits=True).probs)
+                    soft["test"] = to_numpy(P.probs)
+                fit_on, apply_to, kind = soft["cal"], soft["test"], False
+            fitted = type(rc)(**rc.get_params()).fit(fit_on, cl, logits=kind)
+            probs = fitted.predict_proba(apply_to, logits=kind)
+            Q: Predictions | str = check_predictions(probs, P.labels, validate=False)
+        except CalibrationInputError as exc:
+            Q = f"not applicable: {exc}"
+            why = str(exc).split("; ", 1)[0].split(". ", 1)[0]
+            why = why.removeprefix(type(rc).__name__ + " ")
+            prog.line(f"{name}: {type(rc).__name__} not applicable: {why}")
+        variants.append((type(rc).__name__, Q))
+    return variants
+
+
+def _model_rows(
+    model: _Model,
+    mi: int,
+    variants: list[tuple[str, Predictions | str]],
+    options: _Options,
+    prog: _Progress,
+    figs: dict[str, bytes],
+) -> list[ReportRow]:
+    """The rows of one model (the ``mi``-th), one per method: the suite, the intervals
+    (bootstrap, or paired t-intervals of the differences to the uncalibrated row) and,
+    with ``options.figures``, the figures (added to ``figs``)."""
+    name, P = model.name, model.P
+    seed, n_bootstrap = options.seed, options.n_bootstrap
+    # one kernel subsample and one set of bootstrap resamples per model: every
+    # method is measured on the same rows, so the intervals of differences are paired
+    kernel_rows = _subsample(
+        P.n_samples, options.kernel_max_n, np.random.default_rng(seed + 1000 * mi)
+    )
+    boot_seed = seed + 1000 * mi + 7
+    kernel_counts = None
+    if n_bootstrap:
+        m_k = P.n_samples if kernel_rows is None else len(kernel_rows)
+        kernel_counts = np.concatenate(
+            list(_rs.bootstrap_counts(np.random.default_rng(boot_seed + 1), m_k, n_bootstrap))
+        )
+    rows: list[ReportRow] = []
+    prog.start(name, len(variants))
+    base: _RowData | None = None
+    for vi, (method, Qv) in enumerate(variants):
+        where = f"[{vi + 1}/{len(variants)}] {name} / {method}"
+        if isinstance(Qv, str):
+            prog.line(f"{where}: not applicable, no suite (the reason is in the notes)")
+            nan = dict.fromkeys(COLUMNS, math.nan)
+            rows.append(ReportRow(name, method, 0, nan, flags=[Qv]))
+            prog.advance()
+            continue
+        prog.line(f"{where}: suite")
+        s = seed + 1000 * mi + vi
+        metrics, data = _suite(
+            Qv,
+            kernel_rows=kernel_rows,
+            null_resamples=options.null_resamples,
+            seed=s,
+            kernel_counts=kernel_counts,
+            with_verdicts=options.verdicts,
+            kernel_bandwidth=options.kernel_bandwidth,
+        )
+        row = ReportRow(name, method, int(Qv.n_samples), metrics, verdicts=data.verdicts)
+        paired: dict[str, np.ndarray] = {}
+        if base is not None:
+            with np.errstate(invalid="ignore"):  # inf - inf: both NLLs infinite (NaN)
+                paired = {k: data.terms[k] - base.terms[k] for k in ("nll", "brier")}
+        if n_bootstrap:
+            row.intervals, row.differences = _bootstrap(
+                data,
+                metrics,
+                int(n_bootstrap),
+                boot_seed,
+                paired=paired,
+                say=lambda text, where=where: prog.line(f"{where}: {text}"),
+            )
+        else:
+            w = data.P.sample_weight
+            row.differences = {
+                k: _paired_t(d, None if w is None else np.asarray(w, dtype=np.float64))
+                for k, d in paired.items()
+            }
+        if base is None and method == UNCALIBRATED:
+            base = data
+        rows.append(row)
+        if options.figures:
+            prog.line(f"{where}: figures")
+            figs.update(_figures(name, method, Qv))
+        prog.advance()
+    prog.close()
+    return rows
+
+
+def _settings(lenses: set[str], options: _Options) -> dict[str, Any]:
+    """The report's ``settings``: how each number was computed, in words."""
     if lenses == {"binary"}:
         lens_text = "positive class, P(y = 1) against y"
     elif lenses == {"top_label"}:
         lens_text = "top label, max_k p_k against 1{argmax = y}"
     else:
         lens_text = "positive class (P(y = 1) against y) for 1-D input, top label otherwise"
+    null_resamples, n_bootstrap = options.null_resamples, options.n_bootstrap
     settings = {
         "ece": f"{lens_text}; 15 equal-width bins, L1",
-        "kernel": f"Beta kernel on the same lens, leave-one-out, bandwidth {kernel_bandwidth}, "
-        f"at most {kernel_max_n} rows (seeded subsample)",
+        "kernel": f"Beta kernel on the same lens, leave-one-out, bandwidth "
+        f"{options.kernel_bandwidth}, at most {options.kernel_max_n} rows (seeded subsample)",
         "ece_p_value": "targets redrawn as Bernoulli(score) in the same lens",
         "null_resamples": null_resamples,
         "n_bootstrap": n_bootstrap,
-        "seed": seed,
+        "seed": options.seed,
         "flags": "a proper score counts as worse after recalibration only when the 95 % "
         "paired interval of its difference to the uncalibrated row (same test rows) "
         "excludes 0: "
@@ -758,7 +856,7 @@ def report(
             else "t-interval of the mean per-row difference"
         ),
     }
-    if verdicts and null_resamples:
+    if options.verdicts and null_resamples:
         settings["verdicts"] = (
             f"ECE, CE_KL and CE_2^2 against {null_resamples} draws of a perfectly calibrated "
             "model with the same predictions (targets redrawn as Bernoulli(score) in the "
@@ -776,7 +874,7 @@ def report(
             "can have an interval below its own estimate. At a calibration error near 0 "
             "no bootstrap interval is reliable: read the ECE p-value (docs/intervals.md)"
         )
-    return Report(rows, settings, figures=figs)
+    return settings
 
 
 def _figures(model: str, method: str, Q: Predictions) -> dict[str, bytes]:
