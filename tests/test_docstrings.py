@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 import re
@@ -136,6 +137,23 @@ def test_a_function_without_docstring_is_returned_untouched() -> None:
 
     assert fill_doc(bare) is bare
     assert bare.__doc__ is None
+
+
+def test_a_wrapper_and_the_wrapped_function_are_both_filled() -> None:
+    def inner(sample_weight: Any = None) -> None:
+        """Parameters
+        ----------
+        {sample_weight}
+        """
+
+    @functools.wraps(inner)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        return inner(*args, **kwargs)
+
+    assert fill_doc(wrapper) is wrapper
+    assert wrapper.__doc__ == inner.__doc__
+    assert "{" not in (inner.__doc__ or "")
+    assert PARAMETERS["sample_weight"].split("\n")[0] in (inner.__doc__ or "")
 
 
 def test_a_class_docstring_is_filled() -> None:

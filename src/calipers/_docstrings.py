@@ -173,7 +173,8 @@ def fill_doc(obj: Any = None, /, **extra: str) -> Any:
     :data:`PARAMETERS` (``name : type`` then the description indented by
     four spaces). The object is returned itself, its docstring replaced, so
     its signature stays visible to type checkers. Under ``python -OO``
-    (no docstrings) nothing is done.
+    (no docstrings) nothing is done. A wrapper made by :func:`functools.wraps`
+    is filled together with the function it wraps.
 
     Raises
     ------
@@ -196,9 +197,16 @@ def fill_doc(obj: Any = None, /, **extra: str) -> Any:
     )
 
     def decorate(f: _F) -> _F:
-        if f.__doc__:
-            where = f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', repr(f))}"
-            f.__doc__ = substitute(f.__doc__, texts, where)
+        # a wrapper made by functools.wraps is filled with the function it wraps
+        # (``__wrapped__``), so that both show the same text
+        target: Any = f
+        for _ in range(16):
+            if target is None:
+                break
+            if isinstance(getattr(target, "__doc__", None), str):
+                where = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', repr(target))}"
+                target.__doc__ = substitute(target.__doc__, texts, where)
+            target = getattr(target, "__wrapped__", None)
         return f
 
     if obj is not None:
