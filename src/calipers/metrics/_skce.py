@@ -219,9 +219,9 @@ def skce(
     block_size : int, default 2
         Rows per block for ``estimator="block"``.
     {sample_weight}
-        Biased ``sum_ij w_i w_j h_ij / W^2``, unbiased
-        ``(sum_ij w_i w_j h_ij - sum_i w_i h_ii) / (W^2 - W)``; not available for
-        the block estimator.
+        The biased estimate is ``sum_ij w_i w_j h_ij / W^2``, the unbiased one
+        ``(sum_ij w_i w_j h_ij - sum_i w_i h_ii) / (W^2 - W)``; weights are not
+        available for the block estimator.
     {logits}
     {validate}
     {classes}
