@@ -9,6 +9,7 @@ the same arrays and, independently, with values computed by hand on a 4-row file
 from __future__ import annotations
 
 import csv
+import dataclasses
 import doctest
 import io
 import json
@@ -452,7 +453,12 @@ def test_unexpected_error_exit_1(
     def boom(*args: object, **kwargs: object) -> float:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(cli.table, "ece", boom)  # where the table looks it up
+    from calipers.metrics import registry
+
+    # the table looks its columns up in the metric registry
+    monkeypatch.setitem(
+        registry.METRICS, "ece", dataclasses.replace(registry.METRICS["ece"], function=boom)
+    )
     code, _, err = run(["table", str(tiny)], capsys)
     assert code == 1
     assert "simulated bug" in err and "unexpected error" in err

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ..estimators.binning import EqualMass
 from ..io import PredictionChunk, PredictionFileError, read_prediction_chunks
+from ..metrics import registry
 from ..metrics.scores import nll
 from ..stream.calibration_state import CalibrationState
 from ..validation import CalibrationInputError, Predictions
@@ -42,14 +42,13 @@ STREAM_ABOVE_BYTES = 2 * 1024**3
 #: Rows per chunk when a file is streamed because of its size (2**20).
 DEFAULT_CHUNK_ROWS = 1 << 20
 
-#: The table columns that come from a calibration state, and its preset.
-STREAMED_COLUMNS = ("ece", "sce", "mce", "classwise_ece", "bin_averaged_ece")
+#: The table columns that a calibration state computes exactly chunk by chunk (the
+#: metric registry's table presets with fixed bins).
+STREAMED_COLUMNS = tuple(registry.names(table=True, streaming="exact"))
 
-#: Why the other columns cannot be computed chunk by chunk.
+#: Why the equal-mass columns are not exact from one pass over the chunks.
 NOT_STREAMED_WHY = {
-    "ace": "equal-mass ranges",
-    "tace": "equal-mass ranges",
-    "rmsce": "equal-mass bins",
+    m: str(registry.get(m).not_streamed) for m in registry.names(table=True, streaming="equal_mass")
 }
 
 
@@ -77,18 +76,17 @@ EQUAL_MASS_MODES = ("two-pass", "one-pass", "skip")
 
 
 def state_for(metric: str, n_bins: int) -> CalibrationState:
-    """The state of one table column: the preset of :meth:`CalibrationState.for_metric`.
+    """The state of one table column: its function's pipeline, from the metric registry.
 
-    RMSCE uses the table's equal-mass bins (``EqualMass(n_bins, "nixon")``), not
-    the preset's equal-width ones. Raises
+    RMSCE, ACE and TACE get their functions' equal-mass bins
+    (``EqualMass(n_bins, "nixon")``). Raises
     :class:`~calipers.validation.CalibrationInputError` when the column has no
     streamable state.
     """
-    if metric == "rmsce":
-        return CalibrationState.for_metric(
-            "rmsce", n_bins=n_bins, estimator=EqualMass(n_bins, "nixon")
-        )
-    return CalibrationState.for_metric(metric, n_bins=n_bins)
+    spec = registry.get(metric)
+    if spec.pipeline is None or spec.streaming is None:
+        raise CalibrationInputError(f"the column {metric} has no streamable state")
+    return CalibrationState(**spec.parts(n_bins=n_bins))
 
 
 def is_equal_mass(state: CalibrationState) -> bool:

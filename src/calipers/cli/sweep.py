@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..metrics import registry
 from ..validation import CalibrationInputError
 from .exit_status import EXIT_OK
 from .inputs import _file_models, add_input_options
@@ -42,50 +43,8 @@ SWEEPS: dict[str, tuple[str, str]] = {
 
 
 def _metrics() -> dict[str, Callable[..., Any]]:
-    """Metric names on the command line -> calipers functions."""
-    from .. import (
-        accuracy,
-        ace,
-        brier,
-        ce_kl,
-        ce_squared_l2,
-        classwise_ece,
-        confidence_calibration_error,
-        ece,
-        full_ece,
-        kde_calibration_error,
-        ks_calibration_error,
-        mce,
-        nll,
-        rbs,
-        rmsce,
-        sce,
-        smece,
-        tace,
-        top_label_ece,
-    )
-
-    return {
-        "ece": ece,
-        "ace": ace,
-        "sce": sce,
-        "tace": tace,
-        "mce": mce,
-        "rmsce": rmsce,
-        "classwise_ece": classwise_ece,
-        "top_label_ece": top_label_ece,
-        "full_ece": full_ece,
-        "smece": smece,
-        "kde": kde_calibration_error,
-        "ks": ks_calibration_error,
-        "cce": confidence_calibration_error,
-        "ce_kl": ce_kl,
-        "ce_squared_l2": ce_squared_l2,
-        "rbs": rbs,
-        "brier": brier,
-        "nll": nll,
-        "accuracy": accuracy,
-    }
+    """Metric names on the command line -> calipers functions (the metric registry's sweep rows)."""
+    return {name: registry.get(name).function for name in registry.names(sweep=True)}
 
 
 def _chosen_metrics(spec: str) -> dict[str, Callable[..., Any]]:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .. import __version__
-from ..metrics.binned import ace, bin_averaged_ece, classwise_ece, ece, mce, rmsce, sce, tace
-from ..metrics.scores import accuracy, brier, nll
+from ..metrics import registry
+from ..metrics.scores import nll
 from ..validation import Predictions
 from .formatting import (
     _FORMATTERS,
@@ -80,28 +80,26 @@ printed bound (one-pass), or are printed as n/a with a note (skip).
 """
 
 
+def _compute(function: Callable[..., Any], binned: bool) -> Callable[[Predictions, int], Any]:
+    """A column's function of (predictions, bins)."""
+    if binned:
+        return lambda P, b: function(P, None, n_bins=b)
+    return lambda P, b: function(P, None)
+
+
 def _columns(nll_clip: float | None) -> list[_Column]:
-    cols = [
-        _Column("accuracy", "accuracy", lambda P, b: accuracy(P, None)),
-        _Column("nll", "NLL", lambda P, b: nll(P, None)),
-    ]
-    if nll_clip is not None:
-        cols.append(
-            _Column("nll_clipped", f"NLL@{nll_clip:g}", lambda P, b: nll(P, None, clip=nll_clip))
-        )
-    cols += [
-        _Column("brier", "Brier", lambda P, b: brier(P, None)),
-        _Column("ece", "ECE", lambda P, b: ece(P, None, n_bins=b)),
-        _Column("ace", "ACE", lambda P, b: ace(P, None, n_bins=b)),
-        _Column("sce", "SCE", lambda P, b: sce(P, None, n_bins=b)),
-        _Column("tace", "TACE", lambda P, b: tace(P, None, n_bins=b)),
-        _Column("mce", "MCE", lambda P, b: mce(P, None, n_bins=b)),
-        _Column("rmsce", "RMSCE", lambda P, b: rmsce(P, None, n_bins=b)),
-        _Column("classwise_ece", "classwise ECE", lambda P, b: classwise_ece(P, None, n_bins=b)),
-        _Column(
-            "bin_averaged_ece", "bin-avg ECE", lambda P, b: bin_averaged_ece(P, None, n_bins=b)
-        ),
-    ]
+    """The table's columns: the metric registry's table rows, in order (and ``--nll-clip``)."""
+    cols = []
+    for name in registry.names(table=True):
+        spec = registry.get(name)
+        binned = spec.pipeline is not None  # a score has no bins
+        cols.append(_Column(name, spec.label, _compute(spec.function, binned)))
+        if name == "nll" and nll_clip is not None:
+            cols.append(
+                _Column(
+                    "nll_clipped", f"NLL@{nll_clip:g}", lambda P, b: nll(P, None, clip=nll_clip)
+                )
+            )
     return cols
 
 

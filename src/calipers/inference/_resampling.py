@@ -31,6 +31,7 @@ can slow the resampling down but never change its numbers.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -623,40 +624,66 @@ def _accuracy_terms(P: Predictions) -> np.ndarray:
     return (np.asarray(pred) == np.asarray(P.labels)).astype(np.float64)
 
 
-def _fast(metric: Callable[..., Any], P: Predictions, kw: dict[str, Any]) -> Evaluator | None:
-    """A vectorised evaluator for the calipers metrics that have one (else None)."""
+def _fast_fixed_bins(P: Predictions, kw: dict[str, Any], default: Any) -> Evaluator | None:
     from ..estimators.binning import EqualWidth
-    from ..metrics import binned as metrics
-    from ..metrics import scores, smooth_ece
 
-    extra = set(kw) - {"validate"}
-    if metric is scores.accuracy and not extra:
-        return mean_of_terms(_accuracy_terms(P))
-    if metric is scores.nll and extra <= {"clip"}:
-        return mean_of_terms(_nll_terms(P, kw.get("clip")))
-    if metric is scores.brier and extra <= {"reduction"}:
-        return mean_of_terms(_brier_terms(P, kw.get("reduction", "sum")))
-    if metric is metrics.ece and extra <= {"lens", "n_bins", "edge_rule"}:
-        st = _top_or_binary(P, kw.get("lens", "auto"))
-        if st is None:
-            return None
-        s, t = st
-        est = EqualWidth(int(kw.get("n_bins", 15)), kw.get("edge_rule", "right"))
-        ids, nb = est.assign(s, None)
-        return fixed_bins(np.asarray(to_numpy(ids)), nb, t - s)
-    if metric in (metrics.ace, metrics.tace) and extra <= {"n_bins", "threshold"}:
-        thr = float(kw.get("threshold", 0.0 if metric is metrics.ace else 0.01))
-        if metric is metrics.ace and "threshold" in kw:
-            return None
-        return classwise_equal_mass(
-            np.asarray(P.full_probs()), np.asarray(P.labels), int(kw.get("n_bins", 15)), thr
-        )
-    if metric is smooth_ece.smece and extra <= {"lens", "bandwidth"}:
-        st = _top_or_binary(P, kw.get("lens", "auto"))
-        if st is None:
-            return None
-        return smooth_ece_values(st[0], st[1], kw.get("bandwidth"))
-    return None
+    st = _top_or_binary(P, kw.get("lens", "auto"))
+    if st is None:
+        return None
+    s, t = st
+    est = EqualWidth(int(kw.get("n_bins", 15)), kw.get("edge_rule", "right"))
+    ids, nb = est.assign(s, None)
+    return fixed_bins(np.asarray(to_numpy(ids)), nb, t - s)
+
+
+def _fast_classwise_equal_mass(P: Predictions, kw: dict[str, Any], default: Any) -> Evaluator:
+    thr = float(kw.get("threshold", default("threshold")))
+    return classwise_equal_mass(
+        np.asarray(P.full_probs()), np.asarray(P.labels), int(kw.get("n_bins", 15)), thr
+    )
+
+
+def _fast_smooth_ece(P: Predictions, kw: dict[str, Any], default: Any) -> Evaluator | None:
+    st = _top_or_binary(P, kw.get("lens", "auto"))
+    if st is None:
+        return None
+    return smooth_ece_values(st[0], st[1], kw.get("bandwidth"))
+
+
+#: The vectorised forms of the metrics, by the name their registry row gives
+#: (``MetricSpec.resampler``): ``form(P, kwargs, default)``, with ``default(name)``
+#: the default of the preset parameter ``name``.
+_FAST_FORMS: dict[str, Callable[[Predictions, dict[str, Any], Any], Evaluator | None]] = {
+    "accuracy": lambda P, kw, d: mean_of_terms(_accuracy_terms(P)),
+    "nll": lambda P, kw, d: mean_of_terms(_nll_terms(P, kw.get("clip"))),
+    "brier": lambda P, kw, d: mean_of_terms(_brier_terms(P, kw.get("reduction", "sum"))),
+    "fixed_bins": _fast_fixed_bins,
+    "classwise_equal_mass": _fast_classwise_equal_mass,
+    "smooth_ece": _fast_smooth_ece,
+}
+
+
+def _fast(metric: Callable[..., Any], P: Predictions, kw: dict[str, Any]) -> Evaluator | None:
+    """A vectorised evaluator for the calipers metrics that have one (else None).
+
+    The metric registry says which metrics have one, and which keyword arguments it
+    reproduces; any other keyword argument falls back to the generic evaluator.
+    """
+    from ..metrics import registry
+
+    spec = registry.of_function(metric)
+    if (
+        spec is None
+        or spec.resampler is None
+        or not set(kw) - {"validate"} <= spec.resampler_kwargs
+    ):
+        return None
+
+    def default(name: str) -> Any:
+        assert spec is not None and spec.pipeline is not None
+        return inspect.signature(spec.pipeline).parameters[name].default
+
+    return _FAST_FORMS[spec.resampler](P, kw, default)
 
 
 def _agree(a: np.ndarray, b: np.ndarray) -> bool:

@@ -44,7 +44,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -61,7 +61,7 @@ from .scores import accuracy, brier, nll
 from .smooth_ece import smece
 from .upper_bound import rbs
 
-__all__ = ["MetricSpec", "METRICS", "get", "names"]
+__all__ = ["MetricSpec", "METRICS", "get", "names", "of_function"]
 
 Streaming = Literal["exact", "equal_mass"]
 
@@ -123,6 +123,26 @@ class MetricSpec:
     table: bool = False
     sweep: bool = True
     aliases: tuple[str, ...] = ()
+
+    def parts(self, **params: Any) -> dict[str, Any]:
+        """The pipeline parts of this preset for its parameters ``params``.
+
+        Raises
+        ------
+        CalibrationInputError
+            The metric is not a preset of :func:`calipers.calibration_error`.
+
+        Examples
+        --------
+        >>> from calipers.metrics.registry import get
+        >>> get("mce").parts(n_bins=10)["aggregate"]
+        'max'
+        """
+        if self.pipeline is None:
+            raise CalibrationInputError(
+                f"{self.name} is not a preset of calibration_error: it has no pipeline parts"
+            )
+        return self.pipeline(**params)
 
 
 _SUBSAMPLE = (
@@ -295,9 +315,9 @@ def _rows() -> tuple[MetricSpec, ...]:
 
 #: Every named metric, by name, in the order of the calibration table and then
 #: the other presets and the kernel errors.
-METRICS: Mapping[str, MetricSpec] = {m.name: m for m in _rows()}
+METRICS: dict[str, MetricSpec] = {m.name: m for m in _rows()}
 
-_BY_ALIAS: dict[str, MetricSpec] = {a: m for m in METRICS.values() for a in (m.name, *m.aliases)}
+_ALIASES: dict[str, str] = {a: m.name for m in METRICS.values() for a in m.aliases}
 
 
 def get(name: str) -> MetricSpec:
@@ -318,10 +338,23 @@ def get(name: str) -> MetricSpec:
     ...
     calipers.validation.CalibrationInputError: unknown metric 'no such'; known: accuracy, ...
     """
-    spec = _BY_ALIAS.get(name) if isinstance(name, str) else None
+    spec = METRICS.get(_ALIASES.get(name, name)) if isinstance(name, str) else None
     if spec is None:
         raise CalibrationInputError(f"unknown metric {name!r}; known: {', '.join(METRICS)}")
     return spec
+
+
+def of_function(function: Callable[..., Any]) -> MetricSpec | None:
+    """The row whose function is ``function`` (the same object), or None.
+
+    Examples
+    --------
+    >>> import calipers as cp
+    >>> from calipers.metrics.registry import of_function
+    >>> of_function(cp.tace).name, of_function(print)
+    ('tace', None)
+    """
+    return next((m for m in METRICS.values() if m.function is function), None)
 
 
 def names(

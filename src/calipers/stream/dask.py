@@ -98,10 +98,11 @@ from typing import Any
 
 import numpy as np
 
-from ..estimators.binning import Binning, EqualMass
+from ..estimators.binning import Binning
 from ..io.columns import _class_order, _column_roles, _labels_from_floats, _labels_from_strings
 from ..io.keys import LABELS_KEYS
 from ..io.parquet import _import_pyarrow
+from ..metrics import registry
 from ..pipeline.divergences import Divergence
 from ..pipeline.lenses import Lens
 from ..pipeline.selection import Selection
@@ -120,7 +121,9 @@ __all__ = [
 #: the local schedulers of Dask, passed to ``dask.compute(scheduler=...)`` as they are
 _LOCAL_SCHEDULERS = ("synchronous", "sync", "single-threaded", "threads", "threading", "processes")
 
-#: the metric columns of the command line's calibration table (same keys, same order)
+#: the metric columns of the command line's calibration table (same keys, same order):
+#: the binned presets among the table's columns in the metric registry
+_TABLE_METRICS = tuple(registry.names(table=True, preset=True))
 _TABLE_METRICS = (
     "ece",
     "ace",
@@ -1249,11 +1252,11 @@ def table_row(
     >>> bool(np.isclose(row["tace"], cp.tace(P, y), rtol=1e-12, atol=0))
     True
     """
-    # the table's RMSCE has the equal-mass bins of Nixon et al. (2019), as cp.rmsce
-    metrics = {name: CalibrationState.for_metric(name, n_bins=n_bins) for name in _TABLE_METRICS}
-    metrics["rmsce"] = CalibrationState.for_metric(
-        "rmsce", n_bins=n_bins, estimator=EqualMass(n_bins)
-    )
+    # each column's state has its function's own pipeline (registry row), so the
+    # numbers are the function's: e.g. RMSCE with the equal-mass bins of cp.rmsce
+    metrics = {
+        name: CalibrationState(**registry.get(name).parts(n_bins=n_bins)) for name in _TABLE_METRICS
+    }
     frame = _read_parquet(path)
     with _connected(scheduler, workers) as sched:
         n, states, _ = _frame_states(
