@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import calipers.recalibration as recal
-from calipers.recalibration import base
+from calipers.recalibration import _persistence, base
 from calipers.validation import CalibrationInputError
 
 # ----------------------------------------------------------------------------- registry
@@ -235,7 +235,7 @@ def test_get_set_params_round_trip(name: str) -> None:
     p = rc.get_params()
     assert set(p) == set(type(rc)._param_names())
     rc2 = type(rc)(**p)
-    assert json.dumps(base._encode(rc2.get_params())) == json.dumps(base._encode(p))
+    assert json.dumps(_persistence._encode(rc2.get_params())) == json.dumps(_persistence._encode(p))
     assert rc.set_params(**p) is rc
     with pytest.raises(CalibrationInputError, match="no parameter"):
         rc.set_params(no_such_parameter_xyz=1)

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import calipers as cp
 import calipers.recalibration as recal
-from calipers.recalibration import base
+from calipers.recalibration import _schema, base
 from calipers.validation import CalibrationInputError
 
 for _mod in pkgutil.iter_modules(recal.__path__):
@@ -553,7 +553,7 @@ def test_register_requires_a_complete_schema() -> None:
         NoSchema().to_json()
 
     class Partial(base.Recalibrator):
-        schema = base.Schema()
+        schema = _schema.Schema()
 
         def __init__(self, alpha: float = 1.0) -> None:
             self.alpha = alpha

@@ -13,10 +13,11 @@ import warnings
 
 import numpy as np
 
+from ._inputs import _softmax
 from ._optimize import _check_positive, _lbfgs
 from ._params import user_stacklevel
 from ._schema import ITERATIONS, MAX_ITER, Array, Real, Schema
-from .base import Recalibrator, _softmax, register
+from .base import Recalibrator, register
 from .temperature_scaling import _as_multiclass
 
 __all__ = ["EnsembleTemperatureScaling"]

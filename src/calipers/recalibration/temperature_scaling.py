@@ -51,6 +51,7 @@ from typing import Literal
 import numpy as np
 
 from ..validation import CalibrationInputError
+from ._inputs import _softmax
 from ._params import user_stacklevel
 from ._schema import (
     ITERATIONS,
@@ -61,7 +62,7 @@ from ._schema import (
     temperature_bounds,
     temperature_in_bounds,
 )
-from .base import Recalibrator, _softmax, register
+from .base import Recalibrator, register
 
 __all__ = ["TemperatureScaling"]
 

@@ -58,7 +58,9 @@ from ...regression import (
 from ...regression.inputs import spread_by_name
 from ...validation import CalibrationInputError
 from .. import _registry
+from .._inputs import _as_input
 from .._params import Parameters
+from .._persistence import _encode
 from .._schema import (
     FORMAT,
     MAX_DOCUMENT_BYTES,
@@ -70,7 +72,7 @@ from .._schema import (
     parse_document,
     run_checks,
 )
-from ..base import _as_input, _encode, _not_fitted
+from ..base import _not_fitted
 
 __all__ = ["RegressionRecalibrator", "register_regression"]
 
