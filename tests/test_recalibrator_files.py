@@ -765,3 +765,38 @@ def test_mutated_documents_load_as_valid_recalibrators_or_are_refused(
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow or invalid-value warnings either
         _check_loaded(rc)
+
+
+# ----------------------------------------------------------------------------- who reads what
+
+
+def test_the_contract_class_reads_every_registered_document(tmp_path: Path) -> None:
+    """``Recalibrator.from_json`` / ``load`` read any registered method's document (the
+    regression ones too); a method's class reads only its own and its subclasses'."""
+    z = np.array([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0], [0.5, -1.0]])
+    ts = cp.TemperatureScaling().fit(z, [0, 1, 1, 0], logits=True)
+    mu, sd, y = np.array([0.0, 1.0, 2.0, 3.0]), np.ones(4), np.array([0.5, 0.2, 2.9, 2.0])
+    vs = cp.VarianceScaling().fit(mu, std=sd, targets=y)
+    for rc in (ts, vs):
+        back = base.Recalibrator.from_json(rc.to_json())
+        assert type(back) is type(rc) and back.to_json() == rc.to_json()
+        path = tmp_path / f"{type(rc).__name__}.json"
+        rc.save(path)
+        assert type(base.Recalibrator.load(path)) is type(rc)
+    assert (
+        base.load_recalibrator(vs.to_json(), expected=base.Recalibrator).to_json() == vs.to_json()
+    )
+    with pytest.raises(
+        CalibrationInputError, match="holds a VarianceScaling, not a TemperatureScaling"
+    ):
+        cp.TemperatureScaling.from_json(vs.to_json())
+
+    class Unregistered(base.Recalibrator):  # a subclass is not the contract class
+        pass
+
+    with pytest.raises(
+        CalibrationInputError, match="holds a TemperatureScaling, not a Unregistered"
+    ):
+        Unregistered.from_json(ts.to_json())
+    with pytest.raises(CalibrationInputError, match="Unregistered cannot be saved: it declares no"):
+        Unregistered().to_json()
