@@ -32,6 +32,19 @@ def _hex(x: float) -> str:
 
 
 def binning_to_config(est: Binning) -> dict[str, Any]:
+    """The configuration of a binning estimator that streams.
+
+    ``EqualWidth(n_bins, edge_rule)``, ``FixedEdges(edges, closed)`` (edges as
+    ``float.hex`` strings, exact) and ``EqualMass(n_bins, "nixon")`` (the rule
+    of Nixon et al. 2019); the k-d tree, the ``"kumar"`` equal-mass rule and
+    other estimators raise :class:`~calipers.validation.CalibrationInputError`.
+
+    Examples
+    --------
+    >>> import calipers as cp
+    >>> binning_to_config(cp.FixedEdges([0.0, 0.5, 1.0]))
+    {'fixed_edges': ['0x0.0p+0', '0x1.0000000000000p-1', '0x1.0000000000000p+0'], 'closed': 'right'}
+    """
     if isinstance(est, EqualWidth):
         return {"equal_width": int(est.n_bins), "edge_rule": est.edge_rule}
     if isinstance(est, FixedEdges):
@@ -54,6 +67,13 @@ def binning_to_config(est: Binning) -> dict[str, Any]:
 
 
 def binning_from_config(e: dict[str, Any]) -> Binning:
+    """The binning estimator that :func:`binning_to_config` wrote ``e`` for.
+
+    Examples
+    --------
+    >>> binning_from_config({"equal_mass": 10, "rule": "nixon"}).n_bins
+    10
+    """
     est: Binning
     if "equal_width" in e:
         est = EqualWidth(e["equal_width"], e["edge_rule"])

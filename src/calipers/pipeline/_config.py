@@ -61,6 +61,18 @@ def _hex(x: float) -> str:
 
 
 def lens_to_config(lens: str | Lens) -> Any:
+    """The configuration of ``lens``: its name, or ``{"top_k": k}`` for :func:`~calipers.pipeline.lenses.top_k`.
+
+    Other lenses (class-wise with a chosen class, grouping, canonical, custom
+    callables) have none and raise
+    :class:`~calipers.validation.CalibrationInputError`.
+
+    Examples
+    --------
+    >>> import calipers as cp
+    >>> lens_to_config("classwise"), lens_to_config(cp.top_k(2))
+    ('classwise', {'top_k': 2})
+    """
     if isinstance(lens, str):
         if lens not in NAMED_LENSES:
             raise CalibrationInputError(
@@ -76,10 +88,31 @@ def lens_to_config(lens: str | Lens) -> Any:
 
 
 def lens_from_config(lspec: Any) -> Lens:
+    """The lens that :func:`lens_to_config` wrote ``lspec`` for.
+
+    Examples
+    --------
+    >>> lens_from_config("top_label").__name__, lens_from_config({"top_k": 2}).__name__
+    ('top_label', 'top_2')
+    """
     return get_lens(lspec) if isinstance(lspec, str) else top_k(lspec["top_k"])
 
 
 def selection_to_config(selection: Selection | Iterable[Selection] | None) -> list[Any]:
+    """The configuration of a selection (or of several, combined with AND): a list, one entry each.
+
+    A :class:`~calipers.pipeline.selection.ScoreInterval` is written with its
+    bounds as ``float.hex`` strings (exact), a
+    :class:`~calipers.pipeline.selection.LabelSelection` with its classes;
+    ``None`` (every row) is ``[]``. Other selections raise
+    :class:`~calipers.validation.CalibrationInputError`.
+
+    Examples
+    --------
+    >>> import calipers as cp
+    >>> selection_to_config(cp.LabelSelection([0, 2])), selection_to_config(None)
+    ([{'labels': [0, 2]}], [])
+    """
     if selection is None:
         return []
     sels = [selection] if callable(selection) else list(selection)
@@ -103,6 +136,20 @@ def selection_to_config(selection: Selection | Iterable[Selection] | None) -> li
 
 
 def selection_from_config(config: list[Any]) -> Selection | None:
+    """The selection that :func:`selection_to_config` wrote ``config`` for (``None`` for ``[]``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.pipeline.lenses import LensSlice
+    >>> sel = selection_from_config(
+    ...     [{"score_interval": ["0x1.0p-2", "inf"], "closed": "right", "dim": 0}]
+    ... )  # threshold(0.25)
+    >>> sel(LensSlice(np.array([0.1, 0.5]), np.array([0.0, 1.0]), np.array([0, 1]), None)).tolist()
+    [False, True]
+    >>> selection_from_config([]) is None
+    True
+    """
     sels: list[Selection] = []
     for s in config:
         if "labels" in s:
@@ -114,6 +161,18 @@ def selection_from_config(config: list[Any]) -> Selection | None:
 
 
 def divergence_to_config(divergence: str | Divergence) -> Any:
+    """The configuration of a divergence: its name, or the parameters of Lp, TVD and KL.
+
+    A name must be one of :func:`~calipers.pipeline.divergences.get_divergence`'s;
+    ``Lp(p, root)`` is written with ``p`` as a ``float.hex`` string (exact).
+    Other divergences raise :class:`~calipers.validation.CalibrationInputError`.
+
+    Examples
+    --------
+    >>> import calipers as cp
+    >>> divergence_to_config("l1"), divergence_to_config(cp.Lp(2.0, root=False))
+    ('l1', {'lp': '0x1.0000000000000p+1', 'root': False})
+    """
     if isinstance(divergence, str):
         if divergence not in NAMED_DIVERGENCES:
             get_divergence(divergence)  # raises the usual message
@@ -130,6 +189,13 @@ def divergence_to_config(divergence: str | Divergence) -> Any:
 
 
 def divergence_from_config(d: Any) -> Divergence:
+    """The divergence that :func:`divergence_to_config` wrote ``d`` for.
+
+    Examples
+    --------
+    >>> divergence_from_config({"lp": "0x1.8p+1", "root": True}).p
+    3.0
+    """
     div: Divergence
     if isinstance(d, str):
         div = get_divergence(d)
