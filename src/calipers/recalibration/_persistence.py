@@ -281,14 +281,24 @@ class _Persistence(Parameters):
         ...
         calipers.validation.CalibrationInputError: the recalibrator document is ... bytes, more than the limit of 10 bytes ...
         """
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > max_bytes:
-                raise CalibrationInputError(_too_large(size, max_bytes))
-            data = f.read(max_bytes + 1)
         return load_recalibrator(
-            data, expected=cast("type[Recalibrator]", cls), max_bytes=max_bytes
+            read_document_file(path, max_bytes),
+            expected=cast("type[Recalibrator]", cls),
+            max_bytes=max_bytes,
         )
+
+
+def read_document_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The bytes of a recalibrator file; a file larger than ``max_bytes`` is refused unread.
+
+    At most ``max_bytes + 1`` bytes are read (a file that grows while it is read
+    is then refused by :func:`~calipers.recalibration._schema.parse_document`).
+    """
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise CalibrationInputError(_too_large(size, max_bytes))
+        return f.read(max_bytes + 1)
 
 
 def _encode(v: Any) -> Any:

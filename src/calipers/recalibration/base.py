@@ -192,6 +192,9 @@ def register(cls: type[Recalibrator]) -> type[Recalibrator]:
     return cls
 
 
+# The estimator API, scikit-learn's tags and the column labels live here; the reading of
+# the inputs comes from _InputReading (_inputs.py), the declared schema and the JSON files
+# from _Persistence (_persistence.py).
 class Recalibrator(_InputReading, _Persistence):
     """Base class of every recalibration method (see the module docstring).
 

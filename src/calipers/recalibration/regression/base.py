@@ -60,7 +60,7 @@ from ...validation import CalibrationInputError
 from .. import _registry
 from .._inputs import _as_input
 from .._params import Parameters
-from .._persistence import _encode
+from .._persistence import _encode, read_document_file
 from .._schema import (
     FORMAT,
     MAX_DOCUMENT_BYTES,
@@ -527,14 +527,7 @@ class RegressionRecalibrator(Parameters):
         >>> VarianceScaling.load(path).scale_
         5.0
         """
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > max_bytes:
-                from .._schema import _too_large
-
-                raise CalibrationInputError(_too_large(size, max_bytes))
-            data = f.read(max_bytes + 1)
-        return cls.from_json(data, max_bytes=max_bytes)
+        return cls.from_json(read_document_file(path, max_bytes), max_bytes=max_bytes)
 
 
 def _read_document(
