@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import Array, is_torch
+from .._docstrings import fill_doc
 from .._parallel import thread_map
 from ..validation import CalibrationInputError, check_positive
 
@@ -55,6 +56,22 @@ __all__ = [
 #: Elements of one block of the (rows x n) log-kernel matrix (64 MiB in float64).
 _BLOCK_ELEMENTS = 1 << 23
 _LOG_FLOOR = -700.0
+
+#: The parameters the kernel functions share, written once (see calipers._docstrings).
+_doc = fill_doc(
+    scores="""
+scores : array of shape (n, k) or (n,)
+    Points on the simplex (1-D: ``[1 - s, s]``, the Beta kernel).""",
+    clip="""
+clip : float, default 1e-7
+    Scores are clamped to ``[clip, 1 - clip]`` inside the kernel.""",
+    weights="""
+weights : array of shape (n,), optional
+    Weights ``w`` of the samples (default: all 1).""",
+    block_size="""
+block_size : int, optional
+    Rows per block (default: as many as fit 2**23 kernel entries).""",
+)
 
 
 def _as_simplex(scores: Array, clip: float) -> Array:
@@ -91,6 +108,7 @@ def _block_rows(n: int, block_size: int | None) -> int:
     return max(16, min(n, _BLOCK_ELEMENTS // max(n, 1)))
 
 
+@_doc
 def log_kernel_matrix(scores: Array, bandwidth: float, *, clip: float = 1e-7) -> Array:
     """Full matrix ``log k(g_i; alpha_j)`` (row i = evaluation point, column j = centre).
 
@@ -99,12 +117,10 @@ def log_kernel_matrix(scores: Array, bandwidth: float, *, clip: float = 1e-7) ->
 
     Parameters
     ----------
-    scores : array of shape (n, k) or (n,)
-        Points on the simplex (1-D: ``[1 - s, s]``, the Beta kernel).
+    {scores}
     bandwidth : float
         ``h > 0``.
-    clip : float, default 1e-7
-        Scores are clamped to ``[clip, 1 - clip]``.
+    {clip}
 
     Examples
     --------
@@ -197,6 +213,7 @@ def _kernel_map(
     return thread_map(one, starts)
 
 
+@_doc
 @dataclass(frozen=True)
 class DirichletKernel:
     """Leave-one-out Dirichlet (Beta for 1-D scores) kernel regression.
@@ -215,10 +232,8 @@ class DirichletKernel:
         likelihood.
     leave_one_out : bool, default True
         Exclude sample i from its own estimate (Popordanoska et al. (2024) eq. 15).
-    clip : float, default 1e-7
-        Scores are clamped to ``[clip, 1 - clip]`` inside the kernel.
-    block_size : int, optional
-        Rows per block (default: as many as fit 2**23 kernel entries).
+    {clip}
+    {block_size}
 
     Examples
     --------
@@ -287,6 +302,7 @@ class DirichletKernel:
         return np.concatenate(parts, 0).reshape(T.shape)
 
 
+@_doc
 def loo_log_likelihood(
     scores: Array,
     bandwidth: float,
@@ -304,14 +320,15 @@ def loo_log_likelihood(
 
     Parameters
     ----------
-    scores : array of shape (n, k) or (n,)
+    {scores}
     bandwidth : float
-    weights : array of shape (n,), optional
-    clip : float, default 1e-7
+        ``h > 0``.
+    {weights}
+    {clip}
     rows : int array, optional
         Evaluate the sum over these rows only (all columns still count); used
         to subsample long inputs.
-    block_size : int, optional
+    {block_size}
 
     Examples
     --------
@@ -353,6 +370,7 @@ def _loo_ll_np(
     return float(sum(_kernel_map(G, w, h, _block_rows(n, block_size), True, ll, rows)))
 
 
+@_doc
 def select_bandwidth(
     scores: Array,
     *,
@@ -377,13 +395,13 @@ def select_bandwidth(
 
     Parameters
     ----------
-    scores : array of shape (n, k) or (n,)
-    weights : array of shape (n,), optional
+    {scores}
+    {weights}
     bounds : (float, float), default (1e-5, 1.0)
         Search interval for ``h``.
     n_grid : int, default 16
     max_rows : int, default 2048
-    clip : float, default 1e-7
+    {clip}
     seed : int, default 0
 
     Returns
