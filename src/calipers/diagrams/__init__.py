@@ -36,6 +36,29 @@ function                               shows
                                        (Levi et al. 2022; Gruber & Buettner 2022)
 =====================================  ==================================================
 
+Computing and drawing are two steps, as in relplot and scikit-learn's
+``CalibrationDisplay.from_predictions``. Each diagram below keeps its one-call form,
+and the most used ones have a compute step of the same name ending in ``_data``:
+it takes the diagram's computing parameters (the predictions, the estimator, the
+intervals; not ``ax``, ``title``, ``legend`` or what is shown), imports no
+matplotlib, and returns a frozen dataclass named after the diagram (``...Data``)
+holding the arrays and numbers the diagram draws, its metrics note included. The
+diagram function is that compute step followed by drawing, so the figure shows
+exactly these numbers.
+
+==========================================  ==========================================
+compute step                                returns
+==========================================  ==========================================
+:func:`reliability_diagram_data`            :class:`ReliabilityDiagramData`: bins, mean
+                                            score, observed frequency, counts,
+                                            intervals, ECE, accuracy
+:func:`smooth_reliability_diagram_data`     :class:`SmoothReliabilityDiagramData`: the
+                                            smoothed curve, density, line widths, band,
+                                            smECE, bandwidth
+:func:`calibration_sharpness_diagram_data`  :class:`CalibrationSharpnessDiagramData`:
+                                            per model the curve, band, density, notes
+==========================================  ==========================================
+
 Examples
 --------
 >>> import matplotlib.pyplot as plt
@@ -53,9 +76,26 @@ from __future__ import annotations
 from .bars import DEFAULT_LIKERT, group_bar_chart, interval_diagram, top_k_bar_chart
 from .pit_histogram import pit_histogram_diagram
 from .quantile_reliability import quantile_reliability_diagram
-from .reliability import classwise_reliability_grid, reliability_diagram, wilson_interval
-from .sharpness import calibration_sharpness_diagram, sharpness_caption, sharpness_note
-from .smooth import smooth_linewidths, smooth_reliability_diagram
+from .reliability import (
+    ReliabilityDiagramData,
+    classwise_reliability_grid,
+    reliability_diagram,
+    reliability_diagram_data,
+    wilson_interval,
+)
+from .sharpness import (
+    CalibrationSharpnessDiagramData,
+    calibration_sharpness_diagram,
+    calibration_sharpness_diagram_data,
+    sharpness_caption,
+    sharpness_note,
+)
+from .smooth import (
+    SmoothReliabilityDiagramData,
+    smooth_linewidths,
+    smooth_reliability_diagram,
+    smooth_reliability_diagram_data,
+)
 from .sweep import sweep_diagram
 from .variance_error import variance_error_diagram
 
@@ -71,6 +111,12 @@ __all__ = [
     "pit_histogram_diagram",
     "quantile_reliability_diagram",
     "variance_error_diagram",
+    "reliability_diagram_data",
+    "ReliabilityDiagramData",
+    "smooth_reliability_diagram_data",
+    "SmoothReliabilityDiagramData",
+    "calibration_sharpness_diagram_data",
+    "CalibrationSharpnessDiagramData",
     "wilson_interval",
     "sharpness_note",
     "sharpness_caption",

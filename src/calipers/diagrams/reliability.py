@@ -14,6 +14,7 @@ and estimator) averages over.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -48,7 +49,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["reliability_diagram", "classwise_reliability_grid", "wilson_interval"]
+__all__ = [
+    "reliability_diagram",
+    "reliability_diagram_data",
+    "ReliabilityDiagramData",
+    "classwise_reliability_grid",
+    "wilson_interval",
+]
 
 IntervalKind = Literal["wilson", "bootstrap"]
 
@@ -314,6 +321,163 @@ def reliability_diagram(
     >>> plt.close(fig)
     """
     plt = require_matplotlib()
+    data = reliability_diagram_data(
+        probs,
+        labels,
+        n_bins=n_bins,
+        lens=lens,
+        estimator=estimator,
+        intervals=intervals,
+        confidence_level=confidence_level,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
+    )
+    return _draw_reliability(
+        plt,
+        data,
+        ax=ax,
+        show_gap=show_gap,
+        show_histogram=show_histogram,
+        title=title,
+        legend=legend,
+    )
+
+
+@dataclass(frozen=True)
+class ReliabilityDiagramData:
+    """What :func:`reliability_diagram` draws, computed without matplotlib.
+
+    Returned by :func:`reliability_diagram_data`. The per-bin arrays have one entry
+    per bin of the estimator, empty bins included (``nonempty`` tells them apart;
+    their means are NaN and they get no bar).
+
+    Attributes
+    ----------
+    lens : str or Lens
+        The lens the diagram reads (``"auto"`` resolved).
+    bin_low, bin_high : numpy.ndarray of shape (n_bins,)
+        Left and right end of each bin's bar on the score axis (data-dependent bins:
+        midway between neighbouring bins' extreme scores; NaN for an empty bin).
+    mean_score : numpy.ndarray of shape (n_bins,)
+        The bin's (weighted) mean score ``g_bar_B``: confidence for the top-label lens.
+    observed : numpy.ndarray of shape (n_bins,)
+        The bar's height, the bin's (weighted) mean target ``y_bar_B``: accuracy for the
+        top-label lens (``binned_statistics(...)[0].stats.mean_target``).
+    weight : numpy.ndarray of shape (n_bins,)
+        The number of rows (or their total weight) in each bin: the histogram.
+    nonempty : numpy.ndarray of bool, shape (n_bins,)
+    interval_low, interval_high : numpy.ndarray of shape (n_bins,) or None
+        The interval of each bin's observed frequency at ``confidence_level``
+        (NaN for an empty bin); None without ``intervals``.
+    intervals : {None, "wilson", "bootstrap"}
+    confidence_level : float
+    ece : float
+        The binned L1 calibration error of the same bins, in [0, 1] (the note).
+    accuracy : float or None
+        The (weighted) accuracy, in [0, 1], for the top-label lens; None otherwise.
+    x_label, y_label : str
+        The axis names (``"Confidence"``/``"Accuracy"`` for the top-label lens).
+    weighted : bool
+        Whether sample weights were given (the histogram then shows weight).
+    """
+
+    lens: str | Lens
+    bin_low: np.ndarray
+    bin_high: np.ndarray
+    mean_score: np.ndarray
+    observed: np.ndarray
+    weight: np.ndarray
+    nonempty: np.ndarray
+    interval_low: np.ndarray | None
+    interval_high: np.ndarray | None
+    intervals: IntervalKind | None
+    confidence_level: float
+    ece: float
+    accuracy: float | None
+    x_label: str
+    y_label: str
+    weighted: bool
+
+    @property
+    def note(self) -> str:
+        """The diagram's metrics note: the ECE and, for the top-label lens, the accuracy."""
+        note = f"ECE = {percent(self.ece)}"
+        if self.accuracy is not None:
+            note += f"\nAccuracy = {percent(self.accuracy, 1)}"
+        return note
+
+
+def reliability_diagram_data(
+    probs: Any,
+    labels: Any = None,
+    *,
+    n_bins: int = 15,
+    lens: str | Lens = "auto",
+    estimator: Binning | None = None,
+    intervals: IntervalKind | None = None,
+    confidence_level: float = 0.95,
+    n_bootstrap: int = 500,
+    seed: Any = 0,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+    classes: Any = None,
+) -> ReliabilityDiagramData:
+    """The numbers a reliability diagram draws: bins, bars, intervals and the note.
+
+    The compute step of :func:`reliability_diagram` (which draws exactly these),
+    for a figure of one's own or a table: the histogram estimator of calibration
+    (Guo et al. 2017; Kirchenbauer, Oaks & Heim (2022) eq. 3) per bin, from
+    :func:`calipers.binned_statistics`, and the ECE of the same bins. Imports no
+    matplotlib.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,)
+        Probabilities (binary: P(y = 1)), or logits with ``logits=True``.
+    labels : array-like of shape (n,)
+    n_bins : int, default 15
+        Equal-width bins on [0, 1]; ignored when ``estimator`` is given.
+    lens : {"auto", "top_label", "binary"} or a lens with one 1-D slice, default "auto"
+        As :func:`reliability_diagram`.
+    estimator : Binning, optional
+    intervals : {None, "wilson", "bootstrap"}, default None
+        Interval of each bin's frequency (Wilson 1927, or percentile bootstrap over
+        ``n_bootstrap`` resamples of the rows, bins fixed), as :func:`reliability_diagram`.
+    confidence_level : float, default 0.95
+    n_bootstrap : int, default 500
+    seed : int or numpy.random.Generator, default 0
+    sample_weight : array-like of shape (n,), optional
+    logits : bool, default False
+    validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order; labels are then read as these
+        classes. Default: labels are column indices.
+
+    Returns
+    -------
+    ReliabilityDiagramData
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calipers as cp
+    >>> from calipers.diagrams import reliability_diagram_data
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> data = reliability_diagram_data(d.probs["gaussian_nb"], d.labels, intervals="wilson")
+    >>> print(data.note)
+    ECE = 13.70%
+    Accuracy = 85.1%
+    >>> bool(np.isclose(data.ece, cp.ece(d.probs["gaussian_nb"], d.labels)))
+    True
+    >>> int(data.weight.sum()) == len(d.labels)
+    True
+    """
     if intervals not in (None, "wilson", "bootstrap"):
         raise CalibrationInputError(
             f"intervals must be None, 'wilson' or 'bootstrap'; got {intervals!r}"
@@ -345,6 +509,54 @@ def reliability_diagram(
     acc, conf, ne = st.mean_target, st.mean_score, st.nonempty
     xname, yname = _axis_names(P, lens)
 
+    interval_low = interval_high = None
+    if intervals is not None:
+        idx = np.flatnonzero(ne)
+        if intervals == "wilson":
+            sw2 = np.bincount(ids, weights=w * w, minlength=B)
+            n_eff = st.weight[idx] ** 2 / sw2[idx]
+            ci_lo, ci_hi = wilson_interval(acc[idx], n_eff, confidence_level)
+        else:
+            blo, bhi = _bootstrap_bins(ids, B, t, w, n_bootstrap, confidence_level, seed)
+            ci_lo, ci_hi = blo[idx], bhi[idx]
+        interval_low, interval_high = np.full(B, np.nan), np.full(B, np.nan)
+        interval_low[idx], interval_high[idx] = ci_lo, ci_hi
+    acc_all = float(np.sum(w * t) / np.sum(w)) if lens == "top_label" else None
+    return ReliabilityDiagramData(
+        lens=lens,
+        bin_low=lo,
+        bin_high=hi,
+        mean_score=conf,
+        observed=acc,
+        weight=st.weight,
+        nonempty=ne,
+        interval_low=interval_low,
+        interval_high=interval_high,
+        intervals=intervals,
+        confidence_level=confidence_level,
+        ece=ece_value,
+        accuracy=acc_all,
+        x_label=xname,
+        y_label=yname,
+        weighted=P.sample_weight is not None,
+    )
+
+
+def _draw_reliability(
+    plt: Any,
+    data: ReliabilityDiagramData,
+    *,
+    ax: Any,
+    show_gap: bool,
+    show_histogram: bool | None,
+    title: str | None,
+    legend: bool,
+) -> Figure:
+    """Draw ``data`` (:func:`reliability_diagram_data`) as :func:`reliability_diagram` does."""
+    lo, hi = data.bin_low, data.bin_high
+    acc, conf, ne = data.observed, data.mean_score, data.nonempty
+    xname, yname = data.x_label, data.y_label
+    intervals, confidence_level = data.intervals, data.confidence_level
     with rc_context():
         if ax is None:
             hist = True if show_histogram is None else bool(show_histogram)
@@ -374,15 +586,9 @@ def reliability_diagram(
 
         _draw_bins(ax_main, lo, hi, acc, conf, ne, show_gap, yname)
         ideal_line(ax_main)
-        if intervals is not None:
+        if data.interval_low is not None and data.interval_high is not None:
             idx = np.flatnonzero(ne)
-            if intervals == "wilson":
-                sw2 = np.bincount(ids, weights=w * w, minlength=B)
-                n_eff = st.weight[idx] ** 2 / sw2[idx]
-                ci_lo, ci_hi = wilson_interval(acc[idx], n_eff, confidence_level)
-            else:
-                blo, bhi = _bootstrap_bins(ids, B, t, w, n_bootstrap, confidence_level, seed)
-                ci_lo, ci_hi = blo[idx], bhi[idx]
+            ci_lo, ci_hi = data.interval_low[idx], data.interval_high[idx]
             centre = 0.5 * (lo[idx] + hi[idx])
             name = "Wilson" if intervals == "wilson" else "bootstrap"
             eb = ax_main.errorbar(
@@ -400,10 +606,7 @@ def reliability_diagram(
             eb.lines[2][0].set_gid("intervals")
         _unit_square(ax_main)
         ax_main.set_ylabel(yname)
-        note = f"ECE = {percent(ece_value)}"
-        if lens == "top_label":
-            acc_all = float(np.sum(w * t) / np.sum(w))
-            note += f"\nAccuracy = {percent(acc_all, 1)}"
+        note = data.note
         if ax is None:
             metrics_note(ax_main, note)
             if legend:
@@ -418,7 +621,7 @@ def reliability_diagram(
             idx = np.flatnonzero(ne)
             hb = ax_hist.bar(
                 lo[idx],
-                st.weight[idx],
+                data.weight[idx],
                 width=hi[idx] - lo[idx],
                 align="edge",
                 color=HIST_COLOR,
@@ -429,8 +632,9 @@ def reliability_diagram(
             for j, patch in zip(idx, hb.patches, strict=True):
                 patch.set_gid(f"histogram-bar-{j}")
             ax_hist.set_xlim(0.0, 1.0)
-            ax_hist.set_ylim(0.0, 1.08 * float(st.weight.max()) if st.weight.max() > 0 else 1.0)
-            ax_hist.set_ylabel("Count" if P.sample_weight is None else "Weight")
+            top = float(data.weight.max())
+            ax_hist.set_ylim(0.0, 1.08 * top if top > 0 else 1.0)
+            ax_hist.set_ylabel("Weight" if data.weighted else "Count")
             ax_hist.set_xlabel(xname)
             style_axes(ax_hist)
             ax_hist.yaxis.get_major_locator().set_params(nbins=3)

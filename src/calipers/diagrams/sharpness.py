@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -34,7 +35,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["calibration_sharpness_diagram", "sharpness_caption", "sharpness_note"]
+__all__ = [
+    "calibration_sharpness_diagram",
+    "calibration_sharpness_diagram_data",
+    "CalibrationSharpnessDiagramData",
+    "sharpness_caption",
+    "sharpness_note",
+]
 
 #: Axis labels by lens: (x, y). The left axis is the estimated E[target | score]
 #: (the calibration curve); the band drawn around it is a length in the same units.
@@ -168,7 +175,12 @@ def sharpness_note(cs: CalibrationSharpness, form: str = "sharpcal") -> str:
 
 
 def _draw_panel(
-    ax: Axes, cs: CalibrationSharpness, show_density: bool, density_top: float, lens: str
+    ax: Axes,
+    cs: CalibrationSharpness,
+    supported: np.ndarray,
+    show_density: bool,
+    density_top: float,
+    lens: str,
 ) -> Any:
     x = cs.grid
     ok = np.isfinite(cs.band_lower) & np.isfinite(cs.band_upper)
@@ -185,13 +197,6 @@ def _draw_panel(
     )
     band.set_gid("sharpness-band")
     invisible_proxy(ax, x, cs.band_upper, cs.band_lower)
-    # effective number of samples under the kernel at x: n p_hat(x) / K_sigma(0)
-    k0 = (
-        1.0 / (cs.bandwidth * np.sqrt(2.0 * np.pi))
-        if cs.kernel == "gaussian"
-        else 0.75 / cs.bandwidth
-    )
-    supported = cs.density * cs.n_samples / k0 >= 1.0
     (faint,) = ax.plot(
         x, cs.calibration_curve, color=GAP_COLOR, lw=0.9, ls=(0, (1, 1.5)), alpha=0.8, zorder=3
     )
@@ -363,6 +368,151 @@ def calibration_sharpness_diagram(
     >>> plt.close(fig)
     """
     require_matplotlib()
+    data = calibration_sharpness_diagram_data(
+        probs,
+        labels,
+        bandwidth=bandwidth,
+        divergence=divergence,
+        kernel=kernel,
+        calibration_form=calibration_form,
+        n_points=n_points,
+        lens=lens,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
+    )
+    return _draw_sharpness(
+        data,
+        align_axes=align_axes,
+        show_density=show_density,
+        ncols=ncols,
+        ax=ax,
+        title=title,
+        legend=legend,
+        caption=caption,
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationSharpnessDiagramData:
+    """What :func:`calibration_sharpness_diagram` draws, computed without matplotlib.
+
+    Returned by :func:`calibration_sharpness_diagram_data`: one panel per model, in
+    the order given (a single model's panel is named ``""``).
+
+    Attributes
+    ----------
+    lens : {"top_label", "binary"}
+        The lens every panel reads (``"auto"`` resolved).
+    divergence : {"brier", "kl"}
+    calibration_form : {"sharpcal", "plugin"}
+        Which ``d_CAL`` the notes report.
+    panels : dict of str to CalibrationSharpness
+        Per model, :func:`calipers.metrics.calibration_sharpness`: the grid, the
+        calibration curve, the band's edges, the density and the numbers.
+    supported : dict of str to numpy.ndarray of bool
+        Per model, where the curve is drawn solid: at least one effective sample under
+        the kernel, ``n p_hat(x) / K(0) >= 1``.
+    tops : dict of str to float
+        Per model, the highest band edge or curve value, at least 1 (the left axis runs
+        to 1.06 times it, or to the largest over the panels when aligned).
+    notes : dict of str to str
+        Per model, the metrics note (:func:`sharpness_note`).
+    caption : list of str
+        What the numbers and the band mean (:func:`sharpness_caption`).
+    """
+
+    lens: Literal["top_label", "binary"]
+    divergence: str
+    calibration_form: str
+    panels: dict[str, CalibrationSharpness]
+    supported: dict[str, np.ndarray]
+    tops: dict[str, float]
+    notes: dict[str, str]
+    caption: list[str]
+
+
+def _supported(cs: CalibrationSharpness) -> np.ndarray:
+    """Where the curve has at least one effective sample under the kernel."""
+    # effective number of samples under the kernel at x: n p_hat(x) / K_sigma(0)
+    k0 = (
+        1.0 / (cs.bandwidth * np.sqrt(2.0 * np.pi))
+        if cs.kernel == "gaussian"
+        else 0.75 / cs.bandwidth
+    )
+    return np.asarray(cs.density * cs.n_samples / k0 >= 1.0)
+
+
+def _top(cs: CalibrationSharpness) -> float:
+    u = cs.band_upper[np.isfinite(cs.band_upper)]
+    c = cs.calibration_curve[np.isfinite(cs.calibration_curve)]
+    return max(1.0, float(u.max()) if u.size else 1.0, float(c.max()) if c.size else 1.0)
+
+
+def calibration_sharpness_diagram_data(
+    probs: Any,
+    labels: Any = None,
+    *,
+    bandwidth: float = 0.05,
+    divergence: Literal["brier", "kl"] = "brier",
+    kernel: Literal["gaussian", "epanechnikov"] = "gaussian",
+    calibration_form: Literal["plugin", "sharpcal"] = "sharpcal",
+    n_points: int = 1001,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+    classes: Any = None,
+) -> CalibrationSharpnessDiagramData:
+    """The curves, bands, densities and notes a calibration-sharpness diagram draws.
+
+    The compute step of :func:`calibration_sharpness_diagram` (which draws exactly
+    these): per model, :func:`calipers.metrics.calibration_sharpness` with the
+    Nadaraya-Watson estimator of Chidambaram & Ge (2024) eq. (4.8), where its curve
+    is supported by data, and the metrics note. Imports no matplotlib.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,), or dict
+        One model's probabilities, or ``{name: probs}`` (sharing ``labels``) or
+        ``{name: (probs, labels)}`` for several models.
+    labels : array-like of shape (n,), optional
+        Needed unless every dict value carries its labels.
+    bandwidth : float, default 0.05
+        Kernel bandwidth in confidence units (Chidambaram & Ge (2024) §5; App. H).
+    divergence : {"brier", "kl"}, default "brier"
+    kernel : {"gaussian", "epanechnikov"}, default "gaussian"
+    calibration_form : {"sharpcal", "plugin"}, default "sharpcal"
+        Which ``d_CAL`` the notes report (as :func:`calibration_sharpness_diagram`).
+    n_points : int, default 1001
+        Grid points on [0, 1].
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        As :func:`calibration_sharpness_diagram`; all models must resolve to the same lens.
+    sample_weight : array-like of shape (n,), optional
+        Shared by all models.
+    logits : bool, default False
+    validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order; labels are then read as these
+        classes. Default: labels are column indices.
+
+    Returns
+    -------
+    CalibrationSharpnessDiagramData
+
+    Examples
+    --------
+    >>> from calipers.diagrams import calibration_sharpness_diagram_data
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> models = {m: d.probs[m] for m in ("gaussian_nb", "logistic_regression")}
+    >>> data = calibration_sharpness_diagram_data(models, d.labels)
+    >>> list(data.panels), data.lens
+    (['gaussian_nb', 'logistic_regression'], 'top_label')
+    >>> data.panels["gaussian_nb"].grid.shape
+    (1001,)
+    """
     if calibration_form not in ("plugin", "sharpcal"):
         raise CalibrationInputError(
             f"calibration_form must be 'plugin' or 'sharpcal'; got {calibration_form!r}"
@@ -396,13 +546,33 @@ def calibration_sharpness_diagram(
         )
         for name, P in models.items()
     }
+    return CalibrationSharpnessDiagramData(
+        lens=use,
+        divergence=divergence,
+        calibration_form=calibration_form,
+        panels=results,
+        supported={name: _supported(cs) for name, cs in results.items()},
+        tops={name: _top(cs) for name, cs in results.items()},
+        notes={name: sharpness_note(cs, calibration_form) for name, cs in results.items()},
+        caption=caption_lines,
+    )
 
-    def top(cs: CalibrationSharpness) -> float:
-        u = cs.band_upper[np.isfinite(cs.band_upper)]
-        c = cs.calibration_curve[np.isfinite(cs.calibration_curve)]
-        return max(1.0, float(u.max()) if u.size else 1.0, float(c.max()) if c.size else 1.0)
 
-    shared_top = max(top(cs) for cs in results.values())
+def _draw_sharpness(
+    data: CalibrationSharpnessDiagramData,
+    *,
+    align_axes: bool,
+    show_density: bool,
+    ncols: int | None,
+    ax: Any,
+    title: str | None,
+    legend: bool,
+    caption: bool | None,
+) -> Figure:
+    """Draw ``data`` (:func:`calibration_sharpness_diagram_data`) as
+    :func:`calibration_sharpness_diagram` does."""
+    results, use = data.panels, data.lens
+    shared_top = max(data.tops.values())
     with rc_context():
         n = len(results)
         if ax is None:
@@ -414,10 +584,10 @@ def calibration_sharpness_diagram(
             axs = check_axes_count(ax, n, "calibration_sharpness_diagram")
             fig = axs[0].figure
         for (name, cs), a in zip(results.items(), axs, strict=True):
-            y_top = 1.06 * (shared_top if align_axes else top(cs))
+            y_top = 1.06 * (shared_top if align_axes else data.tops[name])
             dmax = float(np.max(cs.density)) if cs.density.size else 0.0
             density_top = dmax * y_top if dmax > 0 else 1.0
-            _draw_panel(a, cs, show_density, density_top, use)
+            _draw_panel(a, cs, data.supported[name], show_density, density_top, use)
             a.set_ylim(0.0, y_top)
             if name:
                 a.set_title(name)
@@ -427,14 +597,13 @@ def calibration_sharpness_diagram(
 
             handles.append(Patch(color=DENSITY_COLOR, alpha=0.35, linewidth=0))
             labs.append("Density")
-        for i, (cs, a) in enumerate(zip(results.values(), axs, strict=True)):
-            note = sharpness_note(cs, calibration_form)
+        for i, (note, a) in enumerate(zip(data.notes.values(), axs, strict=True)):
             if ax is None or i > 0 or not legend:
                 metrics_note(a, note)
             else:  # one box for the note and the legend entries
                 metrics_note(a, note, handles, labs)
         if (ax is None) if caption is None else caption:
-            _add_caption(fig, caption_lines, grow=ax is None)
+            _add_caption(fig, data.caption, grow=ax is None)
         if ax is None:
             if legend:
                 figure_legend(fig, handles, labs, title=title, ncols=2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -29,7 +30,12 @@ from ._style import (
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["smooth_reliability_diagram", "smooth_linewidths"]
+__all__ = [
+    "smooth_reliability_diagram",
+    "smooth_reliability_diagram_data",
+    "SmoothReliabilityDiagramData",
+    "smooth_linewidths",
+]
 
 #: Line width in points where the density is 0 and the extra width at its peak.
 MIN_LINEWIDTH = 0.4
@@ -149,8 +155,149 @@ def smooth_reliability_diagram(
     >>> plt.close(fig)
     """
     require_matplotlib()
-    from matplotlib.collections import LineCollection
+    data = smooth_reliability_diagram_data(
+        probs,
+        labels,
+        bandwidth=bandwidth,
+        intervals=intervals,
+        n_bootstrap=n_bootstrap,
+        confidence_level=confidence_level,
+        seed=seed,
+        n_points=n_points,
+        lens=lens,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
+    )
+    return _draw_smooth(data, ax=ax, show_density=show_density, title=title, legend=legend)
 
+
+@dataclass(frozen=True)
+class SmoothReliabilityDiagramData:
+    """What :func:`smooth_reliability_diagram` draws, computed without matplotlib.
+
+    Returned by :func:`smooth_reliability_diagram_data`; the curves are those of
+    :func:`calipers.smooth_reliability` (Błasiok & Nakkiran 2023).
+
+    Attributes
+    ----------
+    lens : {"top_label", "binary"}
+        The lens read (``"auto"`` resolved).
+    t : numpy.ndarray of shape (m,)
+        The evaluation points on [0, 1] (confidence, or P(y = 1)).
+    mean_target : numpy.ndarray of shape (m,)
+        The kernel-smoothed accuracy (frequency of y = 1) at ``t``: the curve.
+    density : numpy.ndarray of shape (m,)
+        The smoothed density of the scores at ``t``, per unit score.
+    shown : numpy.ndarray of bool, shape (m,)
+        Where the curve is drawn: the density exceeds 0.1 % of its peak.
+    linewidths : numpy.ndarray of shape (m - 1,)
+        The width in points of each segment (:func:`smooth_linewidths`).
+    band_low, band_high : numpy.ndarray of shape (m,) or None
+        The pointwise percentile bootstrap band of the curve at ``confidence_level``;
+        None without ``intervals``.
+    confidence_level : float
+    smece : float
+        SmoothECE at ``bandwidth``, in [0, 1].
+    bandwidth : float
+        The kernel bandwidth used, in score units.
+    fixed_point : bool
+        Whether ``bandwidth`` is the SmoothECE fixed point ``sigma*`` (no bandwidth given).
+    accuracy : float
+        The (weighted) top-1 accuracy, in [0, 1].
+    """
+
+    lens: Literal["top_label", "binary"]
+    t: np.ndarray
+    mean_target: np.ndarray
+    density: np.ndarray
+    shown: np.ndarray
+    linewidths: np.ndarray
+    band_low: np.ndarray | None
+    band_high: np.ndarray | None
+    confidence_level: float
+    smece: float
+    bandwidth: float
+    fixed_point: bool
+    accuracy: float
+
+    @property
+    def note(self) -> str:
+        """The diagram's metrics note: smECE, the bandwidth and the accuracy."""
+        sym = "σ*" if self.fixed_point else "σ"
+        return (
+            f"smECE = {percent(self.smece)}\n{sym} = {self.bandwidth:.3f}\n"
+            f"Accuracy = {percent(self.accuracy, 1)}"
+        )
+
+
+def smooth_reliability_diagram_data(
+    probs: Any,
+    labels: Any = None,
+    *,
+    bandwidth: float | None = None,
+    intervals: Literal["bootstrap"] | None = None,
+    n_bootstrap: int = 100,
+    confidence_level: float = 0.95,
+    seed: Any = 0,
+    n_points: int | None = None,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+    classes: Any = None,
+) -> SmoothReliabilityDiagramData:
+    """The curves a smooth reliability diagram draws, its band and its note.
+
+    The compute step of :func:`smooth_reliability_diagram` (which draws exactly
+    these): :func:`calipers.smooth_reliability` (Błasiok & Nakkiran 2023; reflected
+    Gaussian kernel, relplot's grid), the segment widths, and with
+    ``intervals="bootstrap"`` the pointwise percentile band over ``n_bootstrap``
+    resamples of the rows at the same bandwidth. Imports no matplotlib.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,)
+    labels : array-like of shape (n,)
+    bandwidth : float, optional
+        Kernel bandwidth in confidence units; default the SmoothECE fixed point
+        ``sigma*`` (:func:`calipers.smece_bandwidth`).
+    intervals : {None, "bootstrap"}, default None
+    n_bootstrap : int, default 100
+    confidence_level : float, default 0.95
+    seed : int or numpy.random.Generator, default 0
+    n_points : int, optional
+        Evaluation points (default relplot's mesh, at least 200).
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        As :func:`smooth_reliability_diagram`.
+    sample_weight : array-like of shape (n,), optional
+    logits : bool, default False
+    validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order; labels are then read as these
+        classes. Default: labels are column indices.
+
+    Returns
+    -------
+    SmoothReliabilityDiagramData
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calipers as cp
+    >>> from calipers.diagrams import smooth_reliability_diagram_data
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> data = smooth_reliability_diagram_data(d.probs["random_forest"], d.labels)
+    >>> print(data.note)
+    smECE = 20.26%
+    σ* = 0.203
+    Accuracy = 97.3%
+    >>> sr = cp.smooth_reliability(d.probs["random_forest"], d.labels)
+    >>> bool(np.array_equal(data.mean_target, sr.mean_target))
+    True
+    """
     if intervals not in (None, "bootstrap"):
         raise CalibrationInputError(f"intervals must be None or 'bootstrap'; got {intervals!r}")
     if intervals is not None and not 0.0 < confidence_level < 1.0:
@@ -195,6 +342,40 @@ def smooth_reliability_diagram(
     _, correct, wts = lens_arrays(P, "top_label")
     acc = float(np.sum(wts * correct) / np.sum(wts))
 
+    return SmoothReliabilityDiagramData(
+        lens=use,
+        t=t,
+        mean_target=mu,
+        density=dens,
+        shown=shown,
+        linewidths=smooth_linewidths(dens),
+        band_low=None if band is None else band[0],
+        band_high=None if band is None else band[1],
+        confidence_level=confidence_level,
+        smece=float(sr.value),
+        bandwidth=float(sr.bandwidth),
+        fixed_point=bandwidth is None,
+        accuracy=acc,
+    )
+
+
+def _draw_smooth(
+    data: SmoothReliabilityDiagramData,
+    *,
+    ax: Any,
+    show_density: bool,
+    title: str | None,
+    legend: bool,
+) -> Figure:
+    """Draw ``data`` (:func:`smooth_reliability_diagram_data`) as
+    :func:`smooth_reliability_diagram` does."""
+    from matplotlib.collections import LineCollection
+
+    t, mu, dens, shown, use = data.t, data.mean_target, data.density, data.shown, data.lens
+    confidence_level = data.confidence_level
+    band = (
+        None if data.band_low is None or data.band_high is None else (data.band_low, data.band_high)
+    )
     with rc_context():
         if ax is None:
             fig = new_figure(SINGLE_COLUMN, 3.3)
@@ -219,7 +400,7 @@ def smooth_reliability_diagram(
         pts = np.column_stack([t, mu])
         segs = np.stack([pts[:-1], pts[1:]], axis=1)
         keep = shown[:-1] & shown[1:]
-        lw = smooth_linewidths(dens)
+        lw = data.linewidths
         lc = LineCollection(
             list(segs[keep]),
             linewidths=lw[keep],
@@ -252,10 +433,7 @@ def smooth_reliability_diagram(
             ax_.set_xlabel("Predicted probability P(y = 1)")
             ax_.set_ylabel("Observed frequency of y = 1")
         style_axes(ax_)
-        sym = "σ*" if bandwidth is None else "σ"
-        note = (
-            f"smECE = {percent(sr.value)}\n{sym} = {sr.bandwidth:.3f}\nAccuracy = {percent(acc, 1)}"
-        )
+        note = data.note
         from matplotlib.lines import Line2D
 
         handles, labs = ax_.get_legend_handles_labels()
