@@ -259,6 +259,85 @@ def test_sharpness_figure_draws_exactly_the_data() -> None:
         plt.close(fig)
 
 
+# ----------------------------------------------------------------------------- bar charts
+
+GROUPS = [[0, 6, 8, 9], [1, 4, 7], [2, 3, 5]]
+
+
+def _bars_by_model(ax, gid: str, n_models: int, n_cats: int) -> np.ndarray:
+    """Bar heights read back from the gids ``<gid>-<model>-<category>`` (NaN: no bar)."""
+    out = np.full((n_models, n_cats), np.nan)
+    for patch in ax.patches:
+        g = patch.get_gid() or ""
+        if g.startswith(gid + "-") and "-na-" not in g:
+            i, j = (int(x) for x in g[len(gid) + 1 :].split("-"))
+            out[i, j] = patch.get_height()
+    return out
+
+
+def test_top_k_data_are_the_metrics_and_are_drawn() -> None:
+    models = {"nb": P_NB, "rf": D.probs["random_forest"]}
+    data = cp.diagrams.top_k_bar_chart_data(models, Y, ks=(1, 3), show_full=True)
+    assert data.categories == ["Trad.", "Top-1", "Top-3", "Full"]
+    for name, p in models.items():
+        want = [cp.ece(p, Y), cp.top_k_ece(p, Y, k=1), cp.top_k_ece(p, Y, k=3), cp.full_ece(p, Y)]
+        np.testing.assert_allclose(data.values[name], want, rtol=1e-12)
+    fig = cp.diagrams.top_k_bar_chart(models, Y, ks=(1, 3), show_full=True)
+    try:
+        drawn = _bars_by_model(fig.axes[0], "topk-bar", 2, 4)
+        np.testing.assert_array_equal(drawn, np.stack(list(data.values.values())))
+        assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == data.categories
+    finally:
+        plt.close(fig)
+
+
+def test_group_data_are_the_grouping_lens_and_are_drawn() -> None:
+    keep = Y < 9  # no sample of class 9: its group has no value
+    p, y = P_NB[keep], Y[keep]
+    groups = [[0, 6, 8], [1, 4, 7], [2, 3, 5], [9]]
+    data = cp.diagrams.group_bar_chart_data(p, y, groups, show_traditional=False)
+    assert data.categories == ["All", "group 0", "group 1", "group 2", "group 3"]
+    v = data.values[""]
+    assert v[0] == pytest.approx(cp.group_ece(p, y, groups), rel=1e-12)
+    est, lens = cp.KDTree(0.1), cp.grouping(groups)
+    for i, g in enumerate(groups[:3]):
+        want = cp.calibration_error(
+            p, y, lens=lens, selection=cp.LabelSelection(g), estimator=est, divergence=cp.TVD()
+        )
+        assert v[1 + i] == pytest.approx(want, rel=1e-12)
+    assert np.isnan(v[4])
+    assert data.x_label == "Samples whose true class is in the group"
+    fig = cp.diagrams.group_bar_chart(p, y, groups, show_traditional=False)
+    try:
+        np.testing.assert_array_equal(_bars_by_model(fig.axes[0], "group-bar", 1, 5)[0], v)
+    finally:
+        plt.close(fig)
+
+
+def test_interval_data_count_the_closed_intervals_and_are_drawn() -> None:
+    rng = np.random.default_rng(4)
+    w = rng.uniform(0.5, 2.0, Y.shape[0])
+    data = cp.diagrams.interval_diagram_data(P_NB, Y, sample_weight=w)
+    assert data.categories == ["Trad.", "Full", "Low", "Medium", "High"]
+    assert data.weighted and data.lens == "top_label"
+    c = P_NB.max(axis=1)
+    want = [w[(c >= lo) & (c <= hi)].sum() for lo, hi in cp.diagrams.DEFAULT_LIKERT]
+    np.testing.assert_allclose(data.counts[""], want, rtol=1e-12)
+    per = cp.interval_calibration_error(P_NB, Y, sample_weight=w)
+    np.testing.assert_allclose(data.errors[""][2:], per, rtol=1e-12)
+    assert data.errors[""][0] == pytest.approx(cp.ece(P_NB, Y, sample_weight=w), rel=1e-12)
+    fig = cp.diagrams.interval_diagram(P_NB, Y, sample_weight=w)
+    try:
+        drawn = _bars_by_model(fig.axes[1], "count-bar", 1, 3)[0]
+        np.testing.assert_array_equal(drawn, data.counts[""])
+        np.testing.assert_array_equal(
+            _bars_by_model(fig.axes[0], "interval-bar", 1, 5)[0], data.errors[""]
+        )
+        assert fig.axes[1].get_ylabel() == "Weight"
+    finally:
+        plt.close(fig)
+
+
 # ----------------------------------------------------------------------------- no matplotlib
 
 
@@ -274,6 +353,11 @@ def test_computing_the_data_imports_no_matplotlib() -> None:
         "reliability_diagram_data(p, y, intervals='bootstrap', n_bootstrap=5)\n"
         "smooth_reliability_diagram_data(p, y, intervals='bootstrap', n_bootstrap=3)\n"
         "calibration_sharpness_diagram_data({'a': p, 'b': p}, y, n_points=101)\n"
+        "from calipers.diagrams import (top_k_bar_chart_data, group_bar_chart_data, "
+        "interval_diagram_data)\n"
+        "top_k_bar_chart_data(p, y, ks=(1,), show_full=True)\n"
+        "group_bar_chart_data(p, y, [[0], [1, 2]])\n"
+        "interval_diagram_data({'a': p, 'b': p}, y)\n"
         "assert 'matplotlib' not in sys.modules, sorted(m for m in sys.modules if 'matplotlib' in m)\n"
         "print('ok')\n"
     )

@@ -37,12 +37,12 @@ function                               shows
 =====================================  ==================================================
 
 Computing and drawing are two steps, as in relplot and scikit-learn's
-``CalibrationDisplay.from_predictions``. Each diagram below keeps its one-call form,
-and the most used ones have a compute step of the same name ending in ``_data``:
-it takes the diagram's computing parameters (the predictions, the estimator, the
+``CalibrationDisplay.from_predictions``. Every diagram above keeps its one-call form,
+and those below also have a compute step of the same name ending in ``_data``: it
+takes the diagram's computing parameters (the predictions, the estimator, the
 intervals; not ``ax``, ``title``, ``legend`` or what is shown), imports no
-matplotlib, and returns a frozen dataclass named after the diagram (``...Data``)
-holding the arrays and numbers the diagram draws, its metrics note included. The
+matplotlib, and returns a frozen dataclass (``...Data``) holding the arrays and
+numbers the diagram draws, its metrics note included. The
 diagram function is that compute step followed by drawing, so the figure shows
 exactly these numbers.
 
@@ -57,6 +57,12 @@ compute step                                returns
                                             smECE, bandwidth
 :func:`calibration_sharpness_diagram_data`  :class:`CalibrationSharpnessDiagramData`:
                                             per model the curve, band, density, notes
+:func:`top_k_bar_chart_data`                :class:`BarChartData`: per model, the
+                                            traditional, top-k and full ECE
+:func:`group_bar_chart_data`                :class:`BarChartData`: per model, the
+                                            grouping lens's error, overall and per group
+:func:`interval_diagram_data`               :class:`IntervalDiagramData`: errors per
+                                            category, counts per interval
 ==========================================  ==========================================
 
 Examples
@@ -73,7 +79,17 @@ Examples
 
 from __future__ import annotations
 
-from .bars import DEFAULT_LIKERT, group_bar_chart, interval_diagram, top_k_bar_chart
+from .bars import (
+    DEFAULT_LIKERT,
+    BarChartData,
+    IntervalDiagramData,
+    group_bar_chart,
+    group_bar_chart_data,
+    interval_diagram,
+    interval_diagram_data,
+    top_k_bar_chart,
+    top_k_bar_chart_data,
+)
 from .pit_histogram import pit_histogram_diagram
 from .quantile_reliability import quantile_reliability_diagram
 from .reliability import (
@@ -117,6 +133,11 @@ __all__ = [
     "SmoothReliabilityDiagramData",
     "calibration_sharpness_diagram_data",
     "CalibrationSharpnessDiagramData",
+    "top_k_bar_chart_data",
+    "group_bar_chart_data",
+    "BarChartData",
+    "interval_diagram_data",
+    "IntervalDiagramData",
     "wilson_interval",
     "sharpness_note",
     "sharpness_caption",

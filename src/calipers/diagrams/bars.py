@@ -11,6 +11,7 @@ colour per model.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -41,7 +42,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["top_k_bar_chart", "group_bar_chart", "interval_diagram", "DEFAULT_LIKERT"]
+__all__ = [
+    "top_k_bar_chart",
+    "top_k_bar_chart_data",
+    "group_bar_chart",
+    "group_bar_chart_data",
+    "BarChartData",
+    "interval_diagram",
+    "interval_diagram_data",
+    "IntervalDiagramData",
+    "DEFAULT_LIKERT",
+]
 
 #: The low / medium / high categories of Kirchenbauer, Oaks & Heim (2022) §5.3.
 DEFAULT_LIKERT: tuple[tuple[float, float], ...] = ((0.0, 0.33), (0.33, 0.66), (0.66, 1.0))
@@ -194,6 +205,108 @@ def top_k_bar_chart(
     >>> plt.close(fig)
     """
     require_matplotlib()
+    data = top_k_bar_chart_data(
+        probs,
+        labels,
+        ks=ks,
+        show_traditional=show_traditional,
+        show_full=show_full,
+        gamma=gamma,
+        estimator=estimator,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
+    )
+    with rc_context():
+        fig, ax_, own = _single_axes(ax, 2.6)
+        _grouped_bars(ax_, data.categories, data.values, data.y_label, "topk-bar")
+        _finish(fig, ax_, list(data.values), title, own)
+    return fig
+
+
+@dataclass(frozen=True)
+class BarChartData:
+    """What :func:`top_k_bar_chart` and :func:`group_bar_chart` draw, without matplotlib.
+
+    Returned by :func:`top_k_bar_chart_data` and :func:`group_bar_chart_data`.
+
+    Attributes
+    ----------
+    categories : list of str
+        The groups of bars, left to right (``"Trad."``, ``"Top-1"``, ...; ``"All"``
+        and the group names).
+    values : dict of str to numpy.ndarray
+        Per model (``""`` for a single unnamed model), one calibration error per
+        category, in [0, 1]; NaN where it has no value (a group without samples:
+        "n/a").
+    y_label : str
+    x_label : str
+        The label under the bars (``""``: none).
+    """
+
+    categories: list[str]
+    values: dict[str, np.ndarray]
+    y_label: str
+    x_label: str = ""
+
+
+def top_k_bar_chart_data(
+    probs: Any,
+    labels: Any = None,
+    *,
+    ks: Sequence[int] = (1, 2, 3, 5),
+    show_traditional: bool = True,
+    show_full: bool = False,
+    gamma: float = 0.1,
+    estimator: Binning | None = None,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+    classes: Any = None,
+) -> BarChartData:
+    """The top-k calibration errors a top-k bar chart draws (Kirchenbauer, Oaks & Heim (2022) Fig. 1).
+
+    The compute step of :func:`top_k_bar_chart` (which draws exactly these): per
+    model, :func:`calipers.ece` ("Trad."), :func:`calipers.top_k_ece` for each
+    ``k`` and :func:`calipers.full_ece` ("Full"). Imports no matplotlib.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k), or dict
+        One model, ``{name: probs}`` sharing ``labels``, or ``{name: (probs, labels)}``.
+    labels : array-like of shape (n,), optional
+    ks : sequence of int, default (1, 2, 3, 5)
+        Each smaller than the number of classes.
+    show_traditional : bool, default True
+    show_full : bool, default False
+    gamma : float, default 0.1
+        k-d tree bin fraction (Kirchenbauer, Oaks & Heim (2022) App. B).
+    estimator : Binning, optional
+        Replaces the k-d tree for top-k and full ECE.
+    sample_weight : array-like of shape (n,), optional
+    logits : bool, default False
+    validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order; labels are then read as these
+        classes. Default: labels are column indices.
+
+    Returns
+    -------
+    BarChartData
+
+    Examples
+    --------
+    >>> import calipers as cp
+    >>> from calipers.diagrams import top_k_bar_chart_data
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> data = top_k_bar_chart_data(d.probs["gaussian_nb"], d.labels, ks=(1, 2))
+    >>> data.categories
+    ['Trad.', 'Top-1', 'Top-2']
+    >>> float(data.values[""][2]) == cp.top_k_ece(d.probs["gaussian_nb"], d.labels, k=2)
+    True
+    """
     models = resolve_models(
         probs,
         labels,
@@ -218,11 +331,7 @@ def top_k_bar_chart(
         v += [float(top_k_ece(P, None, k=k, gamma=gamma, estimator=estimator)) for k in ks_]
         v += [float(full_ece(P, None, gamma=gamma, estimator=estimator))] if show_full else []
         values[name] = np.asarray(v)
-    with rc_context():
-        fig, ax_, own = _single_axes(ax, 2.6)
-        _grouped_bars(ax_, cats, values, "Calibration error (TVD)", "topk-bar")
-        _finish(fig, ax_, list(values), title, own)
-    return fig
+    return BarChartData(cats, values, "Calibration error (TVD)")
 
 
 def group_bar_chart(
@@ -292,6 +401,84 @@ def group_bar_chart(
     >>> plt.close(fig)
     """
     require_matplotlib()
+    data = group_bar_chart_data(
+        probs,
+        labels,
+        groups,
+        group_names=group_names,
+        show_traditional=show_traditional,
+        gamma=gamma,
+        estimator=estimator,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
+    )
+    with rc_context():
+        fig, ax_, own = _single_axes(ax, 2.6)
+        _grouped_bars(ax_, data.categories, data.values, data.y_label, "group-bar")
+        ax_.set_xlabel(data.x_label)
+        _finish(fig, ax_, list(data.values), title, own)
+    return fig
+
+
+def group_bar_chart_data(
+    probs: Any,
+    labels: Any,
+    groups: Sequence[Sequence[int]],
+    *,
+    group_names: Sequence[str] | None = None,
+    show_traditional: bool = True,
+    gamma: float = 0.1,
+    estimator: Binning | None = None,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+    classes: Any = None,
+) -> BarChartData:
+    """The grouping-lens errors a group bar chart draws (Kirchenbauer, Oaks & Heim (2022) Fig. 3).
+
+    The compute step of :func:`group_bar_chart` (which draws exactly these): per
+    model, :func:`calipers.ece` ("Trad."), the grouping lens's error over every
+    sample ("All", :func:`calipers.group_ece` with the same estimator) and over the
+    samples whose true class is in each group (label selection); NaN for a group
+    without samples. Imports no matplotlib.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k), or dict
+    labels : array-like of shape (n,), or None for a dict of (probs, labels)
+    groups : sequence of sequences of int
+        A partition of the classes.
+    group_names : sequence of str, optional
+        Default ``"group 0"``, ``"group 1"``, ...
+    show_traditional : bool, default True
+    gamma : float, default 0.1
+    estimator : Binning, optional
+    sample_weight : array-like of shape (n,), optional
+    logits : bool, default False
+    validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order; labels are then read as these
+        classes. Default: labels are column indices.
+
+    Returns
+    -------
+    BarChartData
+
+    Examples
+    --------
+    >>> import calipers as cp
+    >>> from calipers.diagrams import group_bar_chart_data
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> groups = [[0, 6, 8, 9], [1, 4, 7], [2, 3, 5]]
+    >>> data = group_bar_chart_data(d.probs["gaussian_nb"], d.labels, groups)
+    >>> data.categories
+    ['Trad.', 'All', 'group 0', 'group 1', 'group 2']
+    >>> float(data.values[""][1]) == cp.group_ece(d.probs["gaussian_nb"], d.labels, groups)
+    True
+    """
     models = resolve_models(
         probs,
         labels,
@@ -331,12 +518,9 @@ def group_bar_chart(
                     raise
                 v.append(float("nan"))
         values[name] = np.asarray(v)
-    with rc_context():
-        fig, ax_, own = _single_axes(ax, 2.6)
-        _grouped_bars(ax_, cats, values, "Calibration error (TVD)", "group-bar")
-        ax_.set_xlabel("Samples whose true class is in the group")
-        _finish(fig, ax_, list(values), title, own)
-    return fig
+    return BarChartData(
+        cats, values, "Calibration error (TVD)", "Samples whose true class is in the group"
+    )
 
 
 def _interval_scores(P: Predictions, lens: str) -> tuple[np.ndarray, np.ndarray]:
@@ -439,6 +623,148 @@ def interval_diagram(
     >>> plt.close(fig)
     """
     require_matplotlib()
+    data = interval_diagram_data(
+        probs,
+        labels,
+        intervals,
+        interval_names=interval_names,
+        lens=lens,
+        show_traditional=show_traditional,
+        show_full=show_full,
+        gamma=gamma,
+        estimator=estimator,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
+    )
+    with rc_context():
+        if ax is None:
+            fig = new_figure(SINGLE_COLUMN, 4.6)
+            ax_err, ax_cnt = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.25, 1.0]})
+            own = True
+        else:
+            axs = list(ax) if isinstance(ax, (tuple, list)) else [ax]
+            if len(axs) != 2:
+                raise CalibrationInputError("interval_diagram needs ax=(ax_errors, ax_counts)")
+            ax_err, ax_cnt = axs
+            fig, own = ax_err.figure, False
+        _grouped_bars(ax_err, data.categories, data.errors, "Calibration error", "interval-bar")
+        _grouped_bars(
+            ax_cnt,
+            data.interval_labels,
+            data.counts,
+            "Weight" if data.weighted else "Samples",
+            "count-bar",
+        )
+        for a in (ax_err, ax_cnt):
+            a.set_xlabel("")
+        ax_cnt.set_xlabel(
+            "Confidence" if data.lens == "top_label" else "Predicted probability P(y = 1)"
+        )
+        if len(data.errors) == 1 and not next(iter(data.errors)):
+            for p in ax_cnt.patches:
+                p.set_facecolor(HIST_COLOR)
+        _finish(fig, ax_err, list(data.errors), title, own)
+    return fig
+
+
+@dataclass(frozen=True)
+class IntervalDiagramData:
+    """What :func:`interval_diagram` draws, computed without matplotlib.
+
+    Returned by :func:`interval_diagram_data`.
+
+    Attributes
+    ----------
+    categories : list of str
+        The groups of bars of the error panel (``"Trad."``, ``"Full"``, then one per
+        interval).
+    errors : dict of str to numpy.ndarray
+        Per model (``""`` for a single unnamed model), one calibration error per
+        category, in [0, 1]; NaN for an interval without samples ("n/a").
+    intervals : list of (float, float)
+        The closed score intervals ``[low, high]``.
+    interval_labels : list of str
+        The labels of the count panel (name and range).
+    counts : dict of str to numpy.ndarray
+        Per model, the number of samples (total weight) whose score lies in each interval.
+    weighted : bool
+        Whether any model has sample weights (counts are then weights).
+    lens : {"top_label", "binary"}
+        The lens of the first model's scores (the count panel's axis).
+    """
+
+    categories: list[str]
+    errors: dict[str, np.ndarray]
+    intervals: list[tuple[float, float]]
+    interval_labels: list[str]
+    counts: dict[str, np.ndarray]
+    weighted: bool
+    lens: str
+
+
+def interval_diagram_data(
+    probs: Any,
+    labels: Any = None,
+    intervals: Sequence[tuple[float, float]] = DEFAULT_LIKERT,
+    *,
+    interval_names: Sequence[str] | None = None,
+    lens: Literal["auto", "top_label", "binary"] = "auto",
+    show_traditional: bool = True,
+    show_full: bool = True,
+    gamma: float = 0.1,
+    estimator: Binning | None = None,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+    classes: Any = None,
+) -> IntervalDiagramData:
+    """The per-interval errors and counts an interval diagram draws (Kirchenbauer, Oaks & Heim (2022) Figs. 5-6).
+
+    The compute step of :func:`interval_diagram` (which draws exactly these): per
+    model, :func:`calipers.ece` ("Trad."), :func:`calipers.full_ece` ("Full"),
+    :func:`calipers.interval_calibration_error` per interval, and the number of
+    samples whose score lies in each closed interval. Imports no matplotlib.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,), or dict
+    labels : array-like of shape (n,), optional
+    intervals : sequence of (low, high), default low/medium/high of Kirchenbauer, Oaks & Heim (2022) §5.3
+        ``((0, 0.33), (0.33, 0.66), (0.66, 1))``.
+    interval_names : sequence of str, optional
+        Default "Low", "Medium", "High" for the default intervals, else none.
+    lens : {"auto", "top_label", "binary"}, default "auto"
+        ``"auto"``: P(y = 1) for binary input, the top-label confidence otherwise.
+    show_traditional, show_full : bool, default True
+    gamma : float, default 0.1
+    estimator : Binning, optional
+    sample_weight : array-like of shape (n,), optional
+        Counts become total weights.
+    logits : bool, default False
+    validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order; labels are then read as these
+        classes. Default: labels are column indices.
+
+    Returns
+    -------
+    IntervalDiagramData
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.diagrams import interval_diagram_data
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> data = interval_diagram_data(d.probs["random_forest"], d.labels)
+    >>> data.categories
+    ['Trad.', 'Full', 'Low', 'Medium', 'High']
+    >>> c = d.probs["random_forest"].max(axis=1)
+    >>> data.counts[""].tolist() == [float(np.sum((c >= lo) & (c <= hi))) for lo, hi in data.intervals]
+    True
+    """
     models = resolve_models(
         probs,
         labels,
@@ -475,26 +801,6 @@ def interval_diagram(
         s, w = _interval_scores(P, lens)
         counts[name] = np.asarray([float(w[(s >= lo) & (s <= hi)].sum()) for lo, hi in ivs])
     weighted = any(P.sample_weight is not None for P in models.values())
-    with rc_context():
-        if ax is None:
-            fig = new_figure(SINGLE_COLUMN, 4.6)
-            ax_err, ax_cnt = fig.subplots(2, 1, gridspec_kw={"height_ratios": [1.25, 1.0]})
-            own = True
-        else:
-            axs = list(ax) if isinstance(ax, (tuple, list)) else [ax]
-            if len(axs) != 2:
-                raise CalibrationInputError("interval_diagram needs ax=(ax_errors, ax_counts)")
-            ax_err, ax_cnt = axs
-            fig, own = ax_err.figure, False
-        _grouped_bars(ax_err, cats, errors, "Calibration error", "interval-bar")
-        _grouped_bars(ax_cnt, labels_iv, counts, "Weight" if weighted else "Samples", "count-bar")
-        for a in (ax_err, ax_cnt):
-            a.set_xlabel("")
-        first = next(iter(models.values()))
-        use = ("binary" if first.binary else "top_label") if lens == "auto" else lens
-        ax_cnt.set_xlabel("Confidence" if use == "top_label" else "Predicted probability P(y = 1)")
-        if len(models) == 1 and not next(iter(models)):
-            for p in ax_cnt.patches:
-                p.set_facecolor(HIST_COLOR)
-        _finish(fig, ax_err, list(errors), title, own)
-    return fig
+    first = next(iter(models.values()))
+    use = ("binary" if first.binary else "top_label") if lens == "auto" else lens
+    return IntervalDiagramData(cats, errors, ivs, labels_iv, counts, weighted, use)
