@@ -11,11 +11,33 @@ from pathlib import Path
 import calipers
 
 
-def test_import_does_not_pull_heavy_modules() -> None:
+import pytest
+
+#: The packages a user imports: each must stay as light as ``calipers`` itself (the
+#: optional ``calipers.stream.dask`` and ``calipers.stream.torchmetrics`` are imported
+#: by name only).
+PACKAGES = (
+    "calipers",
+    "calipers.pipeline",
+    "calipers.estimators",
+    "calipers.metrics",
+    "calipers.stream",
+    "calipers.inference",
+    "calipers.regression",
+    "calipers.recalibration",
+    "calipers.diagrams",
+    "calipers.reports",
+    "calipers.io",
+)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_import_does_not_pull_heavy_modules(package: str) -> None:
     code = (
-        "import sys, calipers\n"
-        "heavy = ['matplotlib', 'torch', 'scipy.signal', 'scipy.stats', 'scipy.special',\n"
-        "         'scipy.spatial', 'scipy.optimize', 'pandas', 'pyarrow']\n"
+        f"import sys, calipers, {package}\n"
+        "heavy = ['matplotlib', 'torch', 'torchmetrics', 'dask', 'sklearn', 'scipy.signal',\n"
+        "         'scipy.stats', 'scipy.special', 'scipy.spatial', 'scipy.optimize', 'pandas',\n"
+        "         'pyarrow']\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )
     here = str(Path(calipers.__file__).resolve().parents[1])  # the calipers under test

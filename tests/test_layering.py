@@ -258,6 +258,37 @@ def documented_layers(text: str) -> list[tuple[str, tuple[str, ...]]]:
 # --------------------------------------------------------------------------- the tests
 
 
+def shadowed_modules(package: Path = PACKAGE) -> list[str]:
+    """Submodules hidden by a name their package's ``__init__`` binds to something else.
+
+    ``import calipers.verdict as v`` binds ``calipers.verdict``, the attribute, so a
+    module ``calipers/verdict.py`` next to an exported function ``verdict`` can only be
+    reached through :mod:`importlib`. Found by parsing each package's ``__init__.py``:
+    every name it binds (imports, definitions, assignments) that is not the submodule
+    itself (``from . import diagrams``).
+    """
+    files = module_files(package)
+    out = []
+    for pkg, init in files.items():
+        if init.name != "__init__.py":
+            continue
+        subs = {m.rsplit(".", 1)[1] for m in files if m.rsplit(".", 1)[0] == pkg and m != pkg}
+        bound: set[str] = set()
+        for node in ast.walk(ast.parse(init.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    name = a.asname or a.name
+                    is_submodule = node.level == 1 and node.module is None and a.name == name
+                    if not is_submodule:
+                        bound.add(name)
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.Assign):
+                bound.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        out += sorted(f"{pkg}.{name}" for name in subs & bound)
+    return out
+
+
 @pytest.fixture(scope="module")
 def graph() -> tuple[list[str], list[Import]]:
     return import_graph()
@@ -407,3 +438,21 @@ def test_parser_resolves_every_kind_of_import(tmp_path: Path) -> None:
         ("calipers.sub.deep", "calipers.a", False, False),
     }
     assert import_cycles(edges) == [["calipers.a", "calipers.sub.deep"]]
+
+
+def test_no_module_is_shadowed_by_an_exported_name() -> None:
+    shadowed = shadowed_modules()
+    assert not shadowed, (
+        f"modules hidden by a name their package exports: {shadowed}; make the module "
+        "private (a leading underscore), as scikit-learn and SciPy name theirs"
+    )
+
+
+def test_checker_finds_a_shadowed_module(tmp_path: Path) -> None:
+    pkg = tmp_path / "calipers"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from . import sub\nfrom .verdict import verdict\n")
+    (pkg / "verdict.py").write_text("def verdict(): pass\n")
+    (pkg / "sub" / "__init__.py").write_text("from ._x import x\n")
+    (pkg / "sub" / "_x.py").write_text("x = 1\n")
+    assert shadowed_modules(pkg) == ["calipers.verdict"]
