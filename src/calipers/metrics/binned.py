@@ -46,6 +46,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..estimators.binning import Binning, EqualMass, EqualWidth, KDTree, nixon_even_bins
 from ..pipeline.divergences import TVD, InterInterval, Lp
 from ..pipeline.lenses import grouping, top_k
@@ -72,29 +73,6 @@ __all__ = [
     "ce_p",
 ]
 
-_lens_doc = """
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: for 1-D ``probs`` (P(y = 1)) the positive-class lens,
-        P(y = 1) scored against y (scikit-learn ``calibration_curve``,
-        torchmetrics ``binary_calibration_error``, relplot, netcal); for
-        ``(n, k)`` input the top-label lens, ``max_k p_k`` against
-        ``1{argmax = y}``. ``"top_label"`` forces the confidence reading
-        (``max(p, 1 - p)`` for 1-D input); ``"binary"`` needs two classes."""
-
-_common_doc = """
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights (a weight of 2 counts the row twice).
-    logits : bool, default False
-        ``probs`` holds logits (softmax/sigmoid applied, numerically stable).
-    validate : bool, default True
-        False skips the value checks on ``probs`` for trusted inputs.
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices."""
-
-
 _torch_doc = """
     Notes
     -----
@@ -111,13 +89,12 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _doc(f: _F) -> _F:
-    """Fill the shared parameter text into a metric's docstring.
+    """Fill the shared parameter text (:func:`calipers._docstrings.fill_doc`) and the torch note.
 
     Typed to return its argument's own type, so that type checkers see each
     metric's signature (a decorator returning ``Any`` would hide it).
     """
-    doc = (f.__doc__ or "").replace("    {lens}", _lens_doc.strip("\n"))
-    doc = doc.replace("    {common}", _common_doc.strip("\n"))
+    doc = fill_doc(f).__doc__ or ""
     if "    Notes\n" not in doc and getattr(f, "__name__", "") != "interval_calibration_error":
         doc = doc.replace("\n    Examples", _torch_doc, 1)
     f.__doc__ = doc
@@ -147,17 +124,19 @@ def ece(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities, or P(y = 1) for a binary problem (scored with the
-        positive-class lens by default, see ``lens``).
-    labels : array-like of shape (n,)
-        True classes.
+    {probs}
+        Binary 1-D input is scored with the positive-class lens by default (see
+        ``lens``).
+    {labels}
     n_bins : int, default 15
         Number of equal-width bins.
     edge_rule : {"right", "left"}, default "right"
         ``(lo, hi]`` or ``[lo, hi)``.
     {lens}
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -206,7 +185,10 @@ def mce(
     probs, labels, n_bins, edge_rule
         As in :func:`ece`.
     {lens}
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -257,7 +239,10 @@ def rmsce(
     estimator : Binning, optional
         Overrides the equal-mass bins.
     {lens}
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -302,7 +287,10 @@ def bin_averaged_ece(
     probs, labels, n_bins, edge_rule
         As in :func:`ece`.
     {lens}
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -361,16 +349,19 @@ def top_label_ece(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary input is read as ``[1 - p, p]``: the predicted
-        class is 1 when ``p > 0.5``).
-    labels : array-like of shape (n,)
+    {probs}
+        Binary input is read as ``[1 - p, p]``: the predicted class is 1 when
+        ``p > 0.5``.
+    {labels}
     n_bins : int, default 15
         Equal-width bins per predicted class.
     estimator : Binning, optional
         Overrides the equal-width bins (e.g. ``cp.EqualMass(15)``).
     class_aggregate : {"weighted", "mean"}, default "weighted"
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -590,7 +581,10 @@ def sce(
     n_bins : int, default 15
         The paper's tables use 15 (the code's default is 30).
     threshold : float, default 0.0
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -637,7 +631,10 @@ def ace(
         As in :func:`ece`.
     n_bins : int, default 15
         Number of ranges R (the paper's tables use 15; the code default is 30).
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -682,7 +679,10 @@ def tace(
         As in :func:`ece`.
     n_bins : int, default 15
     threshold : float, default 0.01
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -733,7 +733,10 @@ def classwise_ece(
     reduction : {"mean", "sum"}, default "mean"
     estimator : Binning, optional
         Overrides the equal-width bins.
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -785,7 +788,10 @@ def top_k_ece(
     gamma : float, default 0.1
     estimator : Binning, optional
         Overrides ``KDTree(gamma)``.
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -829,7 +835,10 @@ def full_ece(
         As in :func:`ece`.
     gamma : float, default 0.1
     estimator : Binning, optional
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -876,7 +885,10 @@ def group_ece(
         A partition of ``0..k-1``.
     gamma : float, default 0.1
     estimator : Binning, optional
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -926,13 +938,14 @@ def interval_calibration_error(
     probs, labels
         As in :func:`ece`.
     intervals : sequence of (low, high), default low/medium/high of Kirchenbauer, Oaks & Heim (2022) §5.3
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"`` uses the positive-class probability for binary input and the
-        top-label confidence otherwise.
+    {lens}
     gamma : float, default 0.1
         k-d tree bin fraction (Kirchenbauer, Oaks & Heim (2022) uses adaptive bins throughout).
     estimator : Binning, optional
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -1008,7 +1021,10 @@ def tce_p(
     estimator : Binning, optional
     root : bool, default True
     {lens}
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -1056,7 +1072,10 @@ def cwce_p(
     n_bins : int, default 15
     estimator : Binning, optional
     root : bool, default True
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
@@ -1103,7 +1122,10 @@ def ce_p(
     gamma : float, default 0.1
     estimator : Binning, optional
     root : bool, default True
-    {common}
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Examples
     --------
