@@ -338,6 +338,83 @@ def test_interval_data_count_the_closed_intervals_and_are_drawn() -> None:
         plt.close(fig)
 
 
+# ----------------------------------------------------------------------------- regression
+
+
+def _gaussian(n: int = 600, scale: float = 2.0, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    mu = rng.normal(size=n)
+    var = rng.uniform(0.5, 2.0, n)
+    y = mu + rng.normal(scale=scale * np.sqrt(var))
+    return mu, var, y
+
+
+def test_pit_data_are_the_normal_cdf_histogram_and_are_drawn() -> None:
+    from scipy import stats
+
+    mu, var, y = _gaussian()
+    data = cp.diagrams.pit_histogram_diagram_data(mu, variance=var, targets=y, n_bins=8)
+    u = stats.norm.cdf((y - mu) / np.sqrt(var))
+    counts = np.histogram(u, bins=np.linspace(0, 1, 9))[0]
+    np.testing.assert_array_equal(data.before.counts, counts)
+    assert data.after is None and data.total == 600.0 and not data.weighted
+    assert (data.band_low, data.band_high) == cp.diagrams.pit_histogram.pit_band(8, 600.0, 600.0)
+    ks = stats.kstest(u, "uniform").statistic
+    assert data.note.splitlines()[0] == f"KS distance = {ks:.4f}"
+    fig = cp.diagrams.pit_histogram_diagram(mu, variance=var, targets=y, n_bins=8)
+    try:
+        ax = fig.axes[0]
+        heights = [p.get_height() for p in ax.patches if p.get_gid() == "pit-bars"]
+        np.testing.assert_array_equal(heights, data.before.counts)
+        assert ax.artists[0].get_title().get_text() == data.note
+    finally:
+        plt.close(fig)
+
+
+def test_quantile_data_are_the_coverage_of_central_intervals() -> None:
+    from scipy import stats
+
+    mu, var, y = _gaussian(seed=1)
+    levels = [0.9, 0.2, 0.5]
+    data = cp.diagrams.quantile_reliability_diagram_data(mu, variance=var, targets=y, levels=levels)
+    np.testing.assert_array_equal(data.levels, [0.2, 0.5, 0.9])
+    z = np.abs(y - mu) / np.sqrt(var)
+    want = [np.mean(z <= stats.norm.ppf(0.5 + lv / 2)) for lv in data.levels]
+    np.testing.assert_allclose(data.coverage, want, rtol=1e-12)
+    np.testing.assert_allclose(data.band_low, stats.binom.ppf(0.025, 600, data.levels) / 600)
+    assert data.mean_absolute_error == pytest.approx(np.mean(np.abs(want - data.levels)))
+    fig = cp.diagrams.quantile_reliability_diagram(mu, variance=var, targets=y, levels=levels)
+    try:
+        (line,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "coverage"]
+        np.testing.assert_array_equal(line.get_ydata(), data.coverage)
+        assert fig.axes[0].artists[0].get_title().get_text() == data.note
+    finally:
+        plt.close(fig)
+
+
+def test_variance_data_are_the_binned_rmv_and_rmse() -> None:
+    mu, var, y = _gaussian(n=900, seed=2)
+    data = cp.diagrams.variance_error_diagram_data(mu, variance=var, targets=y, n_bins=3)
+    # three equal-mass bins of the predicted variance, by hand
+    order = np.argsort(var, kind="stable")
+    parts = np.array_split(order, 3)
+    rmv = [np.sqrt(var[i].mean()) for i in parts]
+    rmse = [np.sqrt(((y[i] - mu[i]) ** 2).mean()) for i in parts]
+    np.testing.assert_allclose(data.before.bin_rmv, rmv, rtol=1e-12)
+    np.testing.assert_allclose(data.before.bin_rmse, rmse, rtol=1e-12)
+    lo, hi = data.limits
+    assert lo < min(rmv + rmse) and hi > max(rmv + rmse)
+    fig = cp.diagrams.variance_error_diagram(mu, variance=var, targets=y, n_bins=3)
+    try:
+        (line,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "rmse"]
+        np.testing.assert_array_equal(line.get_xdata(), data.before.bin_rmv)
+        np.testing.assert_array_equal(line.get_ydata(), data.before.bin_rmse)
+        assert fig.axes[0].get_xlim() == pytest.approx(data.limits)
+        assert fig.axes[0].artists[0].get_title().get_text() == data.note
+    finally:
+        plt.close(fig)
+
+
 # ----------------------------------------------------------------------------- no matplotlib
 
 
@@ -358,6 +435,12 @@ def test_computing_the_data_imports_no_matplotlib() -> None:
         "top_k_bar_chart_data(p, y, ks=(1,), show_full=True)\n"
         "group_bar_chart_data(p, y, [[0], [1, 2]])\n"
         "interval_diagram_data({'a': p, 'b': p}, y)\n"
+        "from calipers.diagrams import (pit_histogram_diagram_data, "
+        "quantile_reliability_diagram_data, variance_error_diagram_data)\n"
+        "m = rng.normal(size=200); v = np.ones(200); t = m + rng.normal(size=200)\n"
+        "pit_histogram_diagram_data(m, variance=v, targets=t)\n"
+        "quantile_reliability_diagram_data(m, variance=v, targets=t)\n"
+        "variance_error_diagram_data(m, variance=v, targets=t)\n"
         "assert 'matplotlib' not in sys.modules, sorted(m for m in sys.modules if 'matplotlib' in m)\n"
         "print('ok')\n"
     )

@@ -63,6 +63,12 @@ compute step                                returns
                                             grouping lens's error, overall and per group
 :func:`interval_diagram_data`               :class:`IntervalDiagramData`: errors per
                                             category, counts per interval
+:func:`pit_histogram_diagram_data`          :class:`PITHistogramDiagramData`: the PIT
+                                            histograms before and after, the band
+:func:`quantile_reliability_diagram_data`   :class:`QuantileReliabilityDiagramData`:
+                                            coverage per level, the band
+:func:`variance_error_diagram_data`         :class:`VarianceErrorDiagramData`: RMV and
+                                            RMSE per bin, before and after
 ==========================================  ==========================================
 
 Examples
@@ -90,8 +96,16 @@ from .bars import (
     top_k_bar_chart,
     top_k_bar_chart_data,
 )
-from .pit_histogram import pit_histogram_diagram
-from .quantile_reliability import quantile_reliability_diagram
+from .pit_histogram import (
+    PITHistogramDiagramData,
+    pit_histogram_diagram,
+    pit_histogram_diagram_data,
+)
+from .quantile_reliability import (
+    QuantileReliabilityDiagramData,
+    quantile_reliability_diagram,
+    quantile_reliability_diagram_data,
+)
 from .reliability import (
     ReliabilityDiagramData,
     classwise_reliability_grid,
@@ -113,7 +127,11 @@ from .smooth import (
     smooth_reliability_diagram_data,
 )
 from .sweep import sweep_diagram
-from .variance_error import variance_error_diagram
+from .variance_error import (
+    VarianceErrorDiagramData,
+    variance_error_diagram,
+    variance_error_diagram_data,
+)
 
 __all__ = [
     "reliability_diagram",
@@ -138,6 +156,12 @@ __all__ = [
     "BarChartData",
     "interval_diagram_data",
     "IntervalDiagramData",
+    "pit_histogram_diagram_data",
+    "PITHistogramDiagramData",
+    "quantile_reliability_diagram_data",
+    "QuantileReliabilityDiagramData",
+    "variance_error_diagram_data",
+    "VarianceErrorDiagramData",
     "wilson_interval",
     "sharpness_note",
     "sharpness_caption",

@@ -9,6 +9,7 @@ are biased.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,7 +39,12 @@ from ._style import (
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["pit_histogram_diagram", "pit_band"]
+__all__ = [
+    "pit_histogram_diagram",
+    "pit_histogram_diagram_data",
+    "PITHistogramDiagramData",
+    "pit_band",
+]
 
 #: Colour of the bars after recalibration.
 RECALIBRATED_COLOR = OKABE_ITO["orange"]
@@ -157,17 +163,18 @@ def pit_histogram_diagram(
     >>> plt.close(fig)
     """
     require_matplotlib()
-    B = check_integer(n_bins, "n_bins", minimum=1)
-    G = check_gaussian(
-        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    data = pit_histogram_diagram_data(
+        mean,
+        variance=variance,
+        std=std,
+        targets=targets,
+        sample_weight=sample_weight,
+        n_bins=n_bins,
+        recalibrator=recalibrator,
     )
-    before = pit_histogram(G, n_bins=B)
-    w = weights(G)
-    after: PITHistogram | None = None
-    if recalibrator is not None:
-        after = histogram_of_pit(recalibrated_pit(check_recalibrator(recalibrator), G), w, B)
-    total = float(np.sum(w))
-    lo, hi = pit_band(B, effective_n(w), total)
+    before, after, total = data.before, data.after, data.total
+    B = before.counts.shape[0]
+    lo, hi = data.band_low, data.band_high
     with rc_context():
         fig, a = figure_and_axes(ax)
         width = 1.0 / B
@@ -193,18 +200,116 @@ def pit_histogram_diagram(
         )
         unit_ticks(a, "x")
         a.set_xlabel("PIT value $F(y)$")
-        a.set_ylabel("Count" if sample_weight is None else "Weight")
+        a.set_ylabel("Weight" if data.weighted else "Count")
         top = max(hi, *(float(np.max(h.counts)) for h, *_ in sets))
         a.set_ylim(0.0, 1.08 * top)
         if title:
             a.set_title(title)
-        lines = [f"KS distance = {before.ks_statistic:.4f}", f"L1 = {before.l1_distance:.4f}"]
-        if after is not None:
-            lines = [
-                f"KS distance = {before.ks_statistic:.4f} → {after.ks_statistic:.4f}",
-                f"L1 = {before.l1_distance:.4f} → {after.l1_distance:.4f}",
-            ]
         handles, labels = a.get_legend_handles_labels()
-        metrics_note(a, "\n".join(lines), handles, labels)
+        metrics_note(a, data.note, handles, labels)
         style_axes(a)
     return fig
+
+
+@dataclass(frozen=True)
+class PITHistogramDiagramData:
+    """What :func:`pit_histogram_diagram` draws, computed without matplotlib.
+
+    Returned by :func:`pit_histogram_diagram_data`.
+
+    Attributes
+    ----------
+    before : PITHistogram
+        :func:`calipers.regression.pit_histogram` of the predictions: the bars.
+    after : PITHistogram or None
+        The histogram of the PIT values after ``recalibrator``; None without one.
+    band_low, band_high : float
+        The central 95 % range of one bin's count under calibration (:func:`pit_band`).
+    total : float
+        The number of rows (their total weight); the uniform line is ``total / n_bins``.
+    weighted : bool
+        Whether sample weights were given (the bars then show weight).
+    """
+
+    before: PITHistogram
+    after: PITHistogram | None
+    band_low: float
+    band_high: float
+    total: float
+    weighted: bool
+
+    @property
+    def note(self) -> str:
+        """The diagram's note: the KS and L1 distances from uniform (before → after)."""
+        b, a = self.before, self.after
+        if a is None:
+            return f"KS distance = {b.ks_statistic:.4f}\nL1 = {b.l1_distance:.4f}"
+        return (
+            f"KS distance = {b.ks_statistic:.4f} → {a.ks_statistic:.4f}\n"
+            f"L1 = {b.l1_distance:.4f} → {a.l1_distance:.4f}"
+        )
+
+
+@spread_by_name
+def pit_histogram_diagram_data(
+    mean: Any,
+    *,
+    variance: Any = None,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    n_bins: int = 10,
+    recalibrator: Any = None,
+) -> PITHistogramDiagramData:
+    """The PIT histograms, band and note a PIT histogram diagram draws.
+
+    The compute step of :func:`pit_histogram_diagram` (which draws exactly these):
+    :func:`calipers.regression.pit_histogram` (Kuleshov et al. 2018, §3), the same
+    histogram after ``recalibrator``, and the binomial band of a calibrated model
+    (:func:`pit_band`; Gneiting, Balabdaoui & Raftery 2007). Imports no matplotlib.
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0), keyword-only.
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights).
+    n_bins : int, default 10
+        Number of equal-width bins on [0, 1].
+    recalibrator : fitted regression recalibrator, optional
+        Also compute the histogram after recalibration.
+
+    Returns
+    -------
+    PITHistogramDiagramData
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.diagrams import pit_histogram_diagram_data
+    >>> rng = np.random.default_rng(0)
+    >>> mu = rng.normal(size=500); y = mu + rng.normal(scale=2.0, size=500)
+    >>> data = pit_histogram_diagram_data(mu, variance=np.ones(500), targets=y)
+    >>> print(data.note.splitlines()[0])
+    KS distance = 0.1720
+    >>> float(data.before.counts.sum()), data.total
+    (500.0, 500.0)
+    """
+    B = check_integer(n_bins, "n_bins", minimum=1)
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
+    before = pit_histogram(G, n_bins=B)
+    w = weights(G)
+    after: PITHistogram | None = None
+    if recalibrator is not None:
+        after = histogram_of_pit(recalibrated_pit(check_recalibrator(recalibrator), G), w, B)
+    total = float(np.sum(w))
+    lo, hi = pit_band(B, effective_n(w), total)
+    return PITHistogramDiagramData(before, after, lo, hi, total, sample_weight is not None)

@@ -9,6 +9,7 @@ predictive quantiles). Below the diagonal: intervals too narrow
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +38,11 @@ from ._style import (
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["quantile_reliability_diagram"]
+__all__ = [
+    "quantile_reliability_diagram",
+    "quantile_reliability_diagram_data",
+    "QuantileReliabilityDiagramData",
+]
 
 
 @spread_by_name
@@ -109,26 +114,23 @@ def quantile_reliability_diagram(
     [0.286, 0.642]
     >>> plt.close(fig)
     """
-    from scipy.stats import binom
-
     require_matplotlib()
-    G = check_gaussian(
-        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    data = quantile_reliability_diagram_data(
+        mean,
+        variance=variance,
+        std=std,
+        targets=targets,
+        sample_weight=sample_weight,
+        levels=levels,
+        recalibrator=recalibrator,
     )
-    q = quantile_calibration(G, levels=levels)
-    after = None
-    if recalibrator is not None:
-        after = recalibrated_coverage(check_recalibrator(recalibrator), G, q.levels)
-    n_eff = max(1, int(round(effective_n(weights(G)))))
-    order = np.argsort(q.levels, kind="stable")
-    lv = q.levels[order]
-    lo = binom.ppf(0.025, n_eff, lv) / n_eff
-    hi = binom.ppf(0.975, n_eff, lv) / n_eff
+    lv, lo, hi = data.levels, data.band_low, data.band_high
+    after = data.coverage_after
     with rc_context():
         fig, a = figure_and_axes(ax, height=3.3)
         (line,) = a.plot(
             lv,
-            q.coverage[order],
+            data.coverage,
             marker="o",
             ms=3,
             color=BAR_COLOR,
@@ -139,7 +141,7 @@ def quantile_reliability_diagram(
         if after is not None:
             (line2,) = a.plot(
                 lv,
-                after[order],
+                after,
                 marker="s",
                 ms=3,
                 color=OKABE_ITO["orange"],
@@ -159,11 +161,129 @@ def quantile_reliability_diagram(
         a.set_ylabel("Observed coverage")
         if title:
             a.set_title(title)
-        text = f"Mean |coverage − level| = {q.mean_absolute_error:.4f}"
-        if after is not None:
-            err = float(np.mean(np.abs(after - q.levels)))
-            text = f"Mean |coverage − level|\n= {q.mean_absolute_error:.4f} → {err:.4f}"
         handles, labels = a.get_legend_handles_labels()
-        metrics_note(a, text, handles, labels)
+        metrics_note(a, data.note, handles, labels)
         style_axes(a)
     return fig
+
+
+@dataclass(frozen=True)
+class QuantileReliabilityDiagramData:
+    """What :func:`quantile_reliability_diagram` draws, computed without matplotlib.
+
+    Returned by :func:`quantile_reliability_diagram_data`; the arrays are in
+    increasing order of the level.
+
+    Attributes
+    ----------
+    levels : numpy.ndarray of shape (m,)
+        The nominal levels of the central intervals, in (0, 1).
+    coverage : numpy.ndarray of shape (m,)
+        The observed fraction (weight) of targets inside each central interval
+        (:func:`calipers.regression.quantile_calibration`).
+    coverage_after : numpy.ndarray of shape (m,) or None
+        The same after ``recalibrator``; None without one.
+    band_low, band_high : numpy.ndarray of shape (m,)
+        The central 95 % range of the coverage of a calibrated model,
+        Binomial(n_eff, level) / n_eff (Kish's effective n with weights).
+    mean_absolute_error : float
+        The mean of ``|coverage - level|``.
+    mean_absolute_error_after : float or None
+    """
+
+    levels: np.ndarray
+    coverage: np.ndarray
+    coverage_after: np.ndarray | None
+    band_low: np.ndarray
+    band_high: np.ndarray
+    mean_absolute_error: float
+    mean_absolute_error_after: float | None
+
+    @property
+    def note(self) -> str:
+        """The diagram's note: the mean absolute coverage error (before → after)."""
+        if self.mean_absolute_error_after is None:
+            return f"Mean |coverage − level| = {self.mean_absolute_error:.4f}"
+        return (
+            f"Mean |coverage − level|\n= {self.mean_absolute_error:.4f} → "
+            f"{self.mean_absolute_error_after:.4f}"
+        )
+
+
+@spread_by_name
+def quantile_reliability_diagram_data(
+    mean: Any,
+    *,
+    variance: Any = None,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    levels: Any = None,
+    recalibrator: Any = None,
+) -> QuantileReliabilityDiagramData:
+    """The coverage curves and band a quantile reliability diagram draws.
+
+    The compute step of :func:`quantile_reliability_diagram` (which draws exactly
+    these): :func:`calipers.regression.quantile_calibration` (Kuleshov et al. 2018,
+    §3), the coverage after ``recalibrator`` and the binomial band of a calibrated
+    model. Imports no matplotlib.
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0), keyword-only.
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights).
+    levels : array-like, optional
+        Nominal levels of the central intervals, as
+        :func:`calipers.regression.quantile_calibration` takes them.
+    recalibrator : fitted regression recalibrator, optional
+        Also compute the coverage after recalibration.
+
+    Returns
+    -------
+    QuantileReliabilityDiagramData
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.diagrams import quantile_reliability_diagram_data
+    >>> from calipers.regression import quantile_calibration
+    >>> rng = np.random.default_rng(0)
+    >>> mu = rng.normal(size=500); y = mu + rng.normal(scale=2.0, size=500)
+    >>> data = quantile_reliability_diagram_data(mu, variance=np.ones(500), targets=y)
+    >>> q = quantile_calibration(mu, variance=np.ones(500), targets=y)
+    >>> data.mean_absolute_error == q.mean_absolute_error
+    True
+    """
+    from scipy.stats import binom
+
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
+    q = quantile_calibration(G, levels=levels)
+    after = None
+    if recalibrator is not None:
+        after = recalibrated_coverage(check_recalibrator(recalibrator), G, q.levels)
+    n_eff = max(1, int(round(effective_n(weights(G)))))
+    order = np.argsort(q.levels, kind="stable")
+    lv = q.levels[order]
+    lo = binom.ppf(0.025, n_eff, lv) / n_eff
+    hi = binom.ppf(0.975, n_eff, lv) / n_eff
+    return QuantileReliabilityDiagramData(
+        levels=lv,
+        coverage=q.coverage[order],
+        coverage_after=None if after is None else after[order],
+        band_low=lo,
+        band_high=hi,
+        mean_absolute_error=q.mean_absolute_error,
+        mean_absolute_error_after=(
+            None if after is None else float(np.mean(np.abs(after - q.levels)))
+        ),
+    )

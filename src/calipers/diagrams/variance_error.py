@@ -11,6 +11,7 @@ scale).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +32,12 @@ from ._style import (
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["variance_error_diagram", "variance_note"]
+__all__ = [
+    "variance_error_diagram",
+    "variance_error_diagram_data",
+    "VarianceErrorDiagramData",
+    "variance_note",
+]
 
 
 def variance_note(vc: VarianceCalibration) -> str:
@@ -138,29 +144,22 @@ def variance_error_diagram(
     >>> plt.close(fig)
     """
     require_matplotlib()
-    G = check_gaussian(
-        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    data = variance_error_diagram_data(
+        mean,
+        variance=variance,
+        std=std,
+        targets=targets,
+        sample_weight=sample_weight,
+        n_bins=n_bins,
+        recalibrator=recalibrator,
     )
-    before = variance_calibration(G, n_bins=n_bins)
-    after: VarianceCalibration | None = None
-    if recalibrator is not None:
-        var2 = recalibrated_variance(check_recalibrator(recalibrator), G)
-        after = variance_calibration(
-            G.mean, variance=var2, targets=G.targets, sample_weight=G.sample_weight, n_bins=n_bins
-        )
+    before, after = data.before, data.after
     sets: list[tuple[VarianceCalibration, str, str, str, str]] = [
         (before, "rmse", BAR_COLOR, "o", "Before" if after is not None else "Bins")
     ]
     if after is not None:
         sets.append((after, "rmse-recalibrated", OKABE_ITO["orange"], "s", "Recalibrated"))
-    values = np.concatenate([np.concatenate([v.bin_rmv, v.bin_rmse]) for v, *_ in sets])
-    values = values[values > 0]
-    lo = float(values.min()) if values.size else 1e-3
-    hi = float(values.max()) if values.size else 1.0
-    if hi <= lo:
-        lo, hi = lo / 2.0, hi * 2.0
-    pad = (hi / lo) ** 0.06
-    lo, hi = lo / pad, hi * pad
+    lo, hi = data.limits
     with rc_context():
         fig, a = figure_and_axes(ax, height=3.3)
         for v, gid, color, marker, label in sets:
@@ -193,10 +192,108 @@ def variance_error_diagram(
         a.set_ylabel("RMSE per bin")
         if title:
             a.set_title(title)
-        text = variance_note(before)
-        if after is not None:
-            text = "Before:\n" + text + "\nRecalibrated:\n" + variance_note(after)
         handles, labels = a.get_legend_handles_labels()
-        metrics_note(a, text, handles, labels)
+        metrics_note(a, data.note, handles, labels)
         style_axes(a)
     return fig
+
+
+@dataclass(frozen=True)
+class VarianceErrorDiagramData:
+    """What :func:`variance_error_diagram` draws, computed without matplotlib.
+
+    Returned by :func:`variance_error_diagram_data`.
+
+    Attributes
+    ----------
+    before : VarianceCalibration
+        :func:`calipers.regression.variance_calibration` of the predictions: the
+        points are its ``bin_rmv`` (x) and ``bin_rmse`` (y), target units.
+    after : VarianceCalibration or None
+        The same after ``recalibrator``; None without one.
+    limits : (float, float)
+        The range of both log axes (the positive values, padded).
+    """
+
+    before: VarianceCalibration
+    after: VarianceCalibration | None
+    limits: tuple[float, float]
+
+    @property
+    def note(self) -> str:
+        """The diagram's note: :func:`variance_note`, before and after."""
+        text = variance_note(self.before)
+        if self.after is not None:
+            text = "Before:\n" + text + "\nRecalibrated:\n" + variance_note(self.after)
+        return text
+
+
+@spread_by_name
+def variance_error_diagram_data(
+    mean: Any,
+    *,
+    variance: Any = None,
+    std: Any = None,
+    targets: Any = None,
+    sample_weight: Any = None,
+    n_bins: int = 15,
+    recalibrator: Any = None,
+) -> VarianceErrorDiagramData:
+    """The binned RMV and RMSE a variance-error diagram draws, and its note.
+
+    The compute step of :func:`variance_error_diagram` (which draws exactly these):
+    :func:`calipers.regression.variance_calibration` (Levi et al. 2022, §3; Gruber &
+    Buettner 2022), before and after ``recalibrator``. Imports no matplotlib.
+
+    Parameters
+    ----------
+    mean : array-like of shape (n,) or GaussianPredictions
+        Predicted means (target units).
+    variance : array-like of shape (n,), optional
+        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
+    std : array-like of shape (n,), optional
+        Predicted standard deviations (> 0), keyword-only.
+    targets : array-like of shape (n,)
+        Observed targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights. Default None (unit weights).
+    n_bins : int, default 15
+        Equal-mass bins of the predicted variance.
+    recalibrator : fitted regression recalibrator, optional
+        Also compute the bins after recalibration.
+
+    Returns
+    -------
+    VarianceErrorDiagramData
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.diagrams import variance_error_diagram_data
+    >>> rng = np.random.default_rng(0)
+    >>> var = rng.uniform(0.5, 2.0, 2000)
+    >>> y = rng.normal(scale=2 * np.sqrt(var))
+    >>> data = variance_error_diagram_data(np.zeros(2000), variance=var, targets=y, n_bins=5)
+    >>> ratio = data.before.bin_rmse / data.before.bin_rmv
+    >>> bool(np.all((ratio > 1.7) & (ratio < 2.3)))   # errors twice the spread
+    True
+    """
+    G = check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
+    before = variance_calibration(G, n_bins=n_bins)
+    after: VarianceCalibration | None = None
+    if recalibrator is not None:
+        var2 = recalibrated_variance(check_recalibrator(recalibrator), G)
+        after = variance_calibration(
+            G.mean, variance=var2, targets=G.targets, sample_weight=G.sample_weight, n_bins=n_bins
+        )
+    sets = [before] if after is None else [before, after]
+    values = np.concatenate([np.concatenate([v.bin_rmv, v.bin_rmse]) for v in sets])
+    values = values[values > 0]
+    lo = float(values.min()) if values.size else 1e-3
+    hi = float(values.max()) if values.size else 1.0
+    if hi <= lo:
+        lo, hi = lo / 2.0, hi * 2.0
+    pad = (hi / lo) ** 0.06
+    return VarianceErrorDiagramData(before, after, (lo / pad, hi * pad))
