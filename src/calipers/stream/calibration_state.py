@@ -30,6 +30,7 @@ last place (the tests use a relative tolerance of 1e-12).
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -48,8 +49,8 @@ from ..estimators.binning import (
     EqualWidth,
     _check_unit_interval,
     equal_width_edges,
-    nixon_even_bins,
 )
+from ..metrics import registry
 from ..metrics._calibration_error import SliceStatistics, error_from_statistics
 from ..metrics._reliability_table import (
     RELIABILITY_TABLE_COLUMNS,
@@ -67,9 +68,9 @@ from ..pipeline._config import (
     selection_from_config,
     selection_to_config,
 )
-from ..pipeline.divergences import TVD, Divergence, Lp
-from ..pipeline.lenses import Lens, top_k
-from ..pipeline.selection import Selection, threshold
+from ..pipeline.divergences import Divergence
+from ..pipeline.lenses import Lens
+from ..pipeline.selection import Selection
 from ..validation import CalibrationInputError, Predictions, check_predictions
 from .score_grid import DEFAULT_BITS, ScoreGrid, score_cells
 
@@ -114,41 +115,10 @@ def _build(config: dict[str, Any]) -> tuple[Lens, Selection | None, Binning, Div
     )
 
 
-_SUBSAMPLE = (
-    "compute it on a seeded subsample, e.g. rows numpy.random.default_rng(0).choice(n, m, "
-    "replace=False)"
+#: The constructor's parameters: given to ``for_metric``, they override the preset's parts.
+_STATE_PARTS = frozenset(
+    {"lens", "selection", "estimator", "divergence", "aggregate", "class_aggregate"}
 )
-_PAIRS = (
-    "it sums a kernel over all pairs of rows (Popordanoska et al. 2024 for the Dirichlet-kernel "
-    "CE; Widmann et al. 2019 for the SKCE), so no per-row totals add up to it; "
-)
-_NOT_STREAMABLE = {
-    **dict.fromkeys(
-        ("dirichlet", "dirichlet_kernel", "ce_kl", "ce2", "ce_2", "kde_calibration_error"),
-        _PAIRS + _SUBSAMPLE,
-    ),
-    **dict.fromkeys(
-        ("skce", "skce_unbiased", "skce_biased"),
-        _PAIRS
-        + _SUBSAMPLE
-        + ", or use calipers.skce(..., estimator='block'), which is linear (a mean over "
-        "disjoint blocks of rows: chunks cut at block boundaries average to it)",
-    ),
-    **dict.fromkeys(
-        ("ks", "ks_calibration_error"),
-        "the KS calibration error (Gupta et al. 2021) is a maximum over the cumulative sums of "
-        "all rows sorted by score; " + _SUBSAMPLE,
-    ),
-    **dict.fromkeys(
-        ("smece", "smooth_ece"),
-        "use calipers.stream.smooth_ece_state.SmoothECEState, which streams the kernel-grid masses",
-    ),
-    **dict.fromkeys(
-        ("calibration_sharpness", "confidence_calibration_error"),
-        "use calipers.stream.calibration_sharpness_state.CalibrationSharpnessState, which streams "
-        "the Nadaraya-Watson grid masses (Chidambaram & Ge 2024)",
-    ),
-}
 
 
 def _natural_key(name: str) -> list[Any]:
@@ -353,19 +323,22 @@ class CalibrationState:
     ) -> CalibrationState:
         """A state configured as a named preset of :mod:`calipers.metrics.binned`.
 
-        ``metric`` is one of ``"ece"``, ``"mce"``, ``"bin_averaged_ece"``,
-        ``"top_label_ece"``, ``"sce"`` (``threshold=`` keyword, default 0),
-        ``"classwise_ece"`` (``reduction=`` ``"mean"`` or ``"sum"``),
-        ``"tce_p"`` and ``"cwce_p"`` (``p=``, ``root=``), ``"rmsce"`` (with
-        equal-width bins instead of the preset's equal-mass ones: the value of
-        ``cp.rmsce(..., estimator=cp.EqualWidth(n_bins))``), and ``"top_k_ece"``
+        ``metric`` is a name of the metric registry
+        (:mod:`calipers.metrics.registry`) whose row streams: ``"ece"``, ``"mce"``,
+        ``"bin_averaged_ece"``, ``"top_label_ece"``, ``"sce"`` (``threshold=``
+        keyword, default 0), ``"classwise_ece"`` (``reduction=`` ``"mean"`` or
+        ``"sum"``), ``"tce_p"`` and ``"cwce_p"`` (``p=``, ``root=``), ``"top_k_ece"``
         (``k=``; equal-width grid bins, i.e. ``cp.top_k_ece(...,
-        estimator=cp.EqualWidth(n_bins))``), ``"ace"`` and ``"tace"``
-        (``threshold=``, default 0.01) with the equal-mass bins of Nixon et al.
-        (2019, §4): one pass gives them within :meth:`error_bound`, a second
-        pass (:meth:`refine`) exactly. Other keywords (``lens=`` for the
-        one-slice presets, ``estimator=``, e.g. ``cp.EqualMass(15)`` for the
-        equal-mass RMSCE) go to the constructor.
+        estimator=cp.EqualWidth(n_bins))``, as its default k-d tree cannot be
+        streamed), ``"rmsce"`` (with equal-width bins instead of the preset's
+        equal-mass ones: the value of ``cp.rmsce(..., estimator=cp.EqualWidth(n_bins))``),
+        and ``"ace"`` and ``"tace"`` (``threshold=``, default 0 and 0.01) with the
+        equal-mass bins of Nixon et al. (2019, §4): one pass gives them within
+        :meth:`error_bound`, a second pass (:meth:`refine`) exactly. Otherwise the
+        preset's pipeline parts are the ones its function uses (both read the
+        registry row). Other keywords (``lens=`` for the one-slice presets,
+        ``estimator=``, e.g. ``cp.EqualMass(15)`` for the equal-mass RMSCE) go to
+        the constructor and override the preset's parts.
 
         Estimators that cannot be streamed raise an error naming the
         alternative: the Dirichlet-kernel CE of Popordanoska et al. (2024) and
@@ -385,58 +358,29 @@ class CalibrationState:
         ...
         calipers.validation.CalibrationInputError: ks cannot be streamed exactly: ...
         """
-        ew = EqualWidth(n_bins, edge_rule)
-        if metric in _NOT_STREAMABLE:
+        try:
+            spec = registry.get(metric)
+        except CalibrationInputError:
+            spec = None
+        if spec is None or spec.streaming is None or spec.pipeline is None:
+            if spec is not None and spec.not_streamed is not None:
+                raise CalibrationInputError(
+                    f"{metric} cannot be streamed exactly: {spec.not_streamed}"
+                )
             raise CalibrationInputError(
-                f"{metric} cannot be streamed exactly: {_NOT_STREAMABLE[metric]}"
+                f"no streamable preset named {metric!r}; the streamable ones: "
+                f"{', '.join(registry.names(streaming='any'))}"
             )
-        if metric in ("ace", "tace"):
-            thr = kw.pop("threshold", 0.0 if metric == "ace" else 0.01)
-            return cls(
-                **{"lens": "classwise", "class_aggregate": "mean", **kw},
-                selection=threshold(thr),
-                estimator=EqualMass(n_bins, "nixon"),
-            )
-        if metric == "ece":
-            return cls(estimator=ew, **kw)
-        if metric == "mce":
-            return cls(estimator=ew, aggregate="max", **kw)
-        if metric == "bin_averaged_ece":
-            return cls(estimator=ew, aggregate="mean", **kw)
-        if metric == "rmsce":
-            return cls(**{"estimator": EqualWidth(n_bins), "divergence": "l2", **kw})
-        if metric == "top_label_ece":
-            ca = kw.pop("class_aggregate", "weighted")
-            return cls(
-                **{"estimator": EqualWidth(n_bins), "lens": "top_label_per_class", **kw},
-                class_aggregate=ca,
-            )
-        if metric == "sce":
-            thr = kw.pop("threshold", 0.0)
-            return cls(
-                lens="classwise",
-                selection=threshold(thr),
-                estimator=nixon_even_bins(n_bins),
-                class_aggregate="mean",
-                **kw,
-            )
-        if metric == "classwise_ece":
-            red = kw.pop("reduction", "mean")
-            return cls(**{"estimator": ew, "lens": "classwise", **kw}, class_aggregate=red)
-        if metric in ("tce_p", "cwce_p"):
-            div = Lp(kw.pop("p", 2.0), kw.pop("root", True))
-            if metric == "tce_p":
-                return cls(**{"estimator": EqualWidth(n_bins), **kw}, divergence=div)
-            return cls(
-                **{"estimator": EqualWidth(n_bins), **kw},
-                lens="classwise",
-                divergence=div,
-                class_aggregate="sum",
-            )
-        if metric == "top_k_ece":
-            k = kw.pop("k", 5)
-            return cls(**{"estimator": EqualWidth(n_bins), **kw}, lens=top_k(k), divergence=TVD())
-        raise CalibrationInputError(f"no streamable preset named {metric!r}")
+        # the preset's own parameters (n_bins, threshold, reduction, p, k, ...) choose
+        # its pipeline parts (registry row -> metrics.binned); the constructor's
+        # parameters given here (lens=, estimator=, ...) override the parts
+        params = inspect.signature(spec.pipeline).parameters
+        preset = {"n_bins": n_bins, "edge_rule": edge_rule}
+        preset.update({k: kw.pop(k) for k in list(kw) if k in params and k not in _STATE_PARTS})
+        preset = {k: v for k, v in preset.items() if k in params}
+        if spec.stream_estimator is not None and "estimator" not in kw:
+            preset["estimator"] = spec.stream_estimator(n_bins)
+        return cls(**{**spec.pipeline(**preset), **kw})
 
     # ------------------------------------------------------------------ accumulation
 

@@ -124,16 +124,6 @@ _LOCAL_SCHEDULERS = ("synchronous", "sync", "single-threaded", "threads", "threa
 #: the metric columns of the command line's calibration table (same keys, same order):
 #: the binned presets among the table's columns in the metric registry
 _TABLE_METRICS = tuple(registry.names(table=True, preset=True))
-_TABLE_METRICS = (
-    "ece",
-    "ace",
-    "sce",
-    "tace",
-    "mce",
-    "rmsce",
-    "classwise_ece",
-    "bin_averaged_ece",
-)
 
 #: a partition's result: its number of rows and, per metric, the state's ``to_json()``
 #: (first pass) or the rows near the equal-mass bin edges, per slice (second pass)
