@@ -170,6 +170,32 @@ def test_reliability_bootstrap_data_are_seeded() -> None:
     assert (a.interval_low[ne] <= a.interval_high[ne]).all()
 
 
+def test_classwise_data_are_the_per_class_bins_and_are_drawn() -> None:
+    p = np.asarray(D.probs["random_forest"], dtype=np.float64)
+    data = cp.diagrams.classwise_reliability_grid_data(p, Y, panels=[4, 1], n_bins=10)
+    assert data.columns == [4, 1] and data.names == ["class 4", "class 1"]
+    for c, panel in zip(data.columns, data.panels, strict=True):
+        ids = np.clip(np.ceil(10 * p[:, c]).astype(int) - 1, 0, 9)
+        n = np.bincount(ids, minlength=10)
+        np.testing.assert_allclose(panel.weight, n)
+        ne = n > 0
+        hits = np.bincount(ids, weights=(Y == c).astype(float), minlength=10)
+        np.testing.assert_allclose(panel.observed[ne], hits[ne] / n[ne], rtol=1e-12)
+        conf = np.bincount(ids, weights=p[:, c], minlength=10)
+        np.testing.assert_allclose(panel.mean_score[ne], conf[ne] / n[ne], rtol=1e-12)
+        gap = np.sum(n[ne] * np.abs(hits[ne] / n[ne] - conf[ne] / n[ne])) / n.sum()
+        assert panel.ece == pytest.approx(gap, rel=1e-12)
+    fig = cp.diagrams.classwise_reliability_grid(p, Y, panels=[4, 1], n_bins=10)
+    try:
+        for panel, ax in zip(data.panels, fig.axes, strict=False):
+            bars = _bar_heights(ax, "reliability-bar-")
+            idx = np.flatnonzero(panel.nonempty)
+            np.testing.assert_array_equal([bars[j] for j in idx], panel.observed[idx])
+            assert ax.artists[0].get_title().get_text() == f"ECE {100 * panel.ece:.1f}%"
+    finally:
+        plt.close(fig)
+
+
 # ----------------------------------------------------------------------------- smooth
 
 
@@ -430,6 +456,8 @@ def test_computing_the_data_imports_no_matplotlib() -> None:
         "reliability_diagram_data(p, y, intervals='bootstrap', n_bootstrap=5)\n"
         "smooth_reliability_diagram_data(p, y, intervals='bootstrap', n_bootstrap=3)\n"
         "calibration_sharpness_diagram_data({'a': p, 'b': p}, y, n_points=101)\n"
+        "from calipers.diagrams import classwise_reliability_grid_data\n"
+        "classwise_reliability_grid_data(p, y, n_bins=5)\n"
         "from calipers.diagrams import (top_k_bar_chart_data, group_bar_chart_data, "
         "interval_diagram_data)\n"
         "top_k_bar_chart_data(p, y, ks=(1,), show_full=True)\n"

@@ -44,7 +44,8 @@ intervals; not ``ax``, ``title``, ``legend`` or what is shown), imports no
 matplotlib, and returns a frozen dataclass (``...Data``) holding the arrays and
 numbers the diagram draws, its metrics note included. The
 diagram function is that compute step followed by drawing, so the figure shows
-exactly these numbers.
+exactly these numbers. :func:`sweep_diagram` needs none: it draws the results of
+:mod:`calipers.inference.sweeps`, computed beforehand.
 
 ==========================================  ==========================================
 compute step                                returns
@@ -52,6 +53,8 @@ compute step                                returns
 :func:`reliability_diagram_data`            :class:`ReliabilityDiagramData`: bins, mean
                                             score, observed frequency, counts,
                                             intervals, ECE, accuracy
+:func:`classwise_reliability_grid_data`     :class:`ClasswiseReliabilityGridData`: one
+                                            :class:`ReliabilityDiagramData` per class
 :func:`smooth_reliability_diagram_data`     :class:`SmoothReliabilityDiagramData`: the
                                             smoothed curve, density, line widths, band,
                                             smECE, bandwidth
@@ -107,8 +110,10 @@ from .quantile_reliability import (
     quantile_reliability_diagram_data,
 )
 from .reliability import (
+    ClasswiseReliabilityGridData,
     ReliabilityDiagramData,
     classwise_reliability_grid,
+    classwise_reliability_grid_data,
     reliability_diagram,
     reliability_diagram_data,
     wilson_interval,
@@ -147,6 +152,8 @@ __all__ = [
     "variance_error_diagram",
     "reliability_diagram_data",
     "ReliabilityDiagramData",
+    "classwise_reliability_grid_data",
+    "ClasswiseReliabilityGridData",
     "smooth_reliability_diagram_data",
     "SmoothReliabilityDiagramData",
     "calibration_sharpness_diagram_data",

@@ -54,6 +54,8 @@ __all__ = [
     "reliability_diagram_data",
     "ReliabilityDiagramData",
     "classwise_reliability_grid",
+    "classwise_reliability_grid_data",
+    "ClasswiseReliabilityGridData",
     "wilson_interval",
 ]
 
@@ -748,6 +750,142 @@ def classwise_reliability_grid(
     >>> plt.close(fig)
     """
     require_matplotlib()
+    data = classwise_reliability_grid_data(
+        probs,
+        labels,
+        panels=panels,
+        n_bins=n_bins,
+        estimator=estimator,
+        class_names=class_names,
+        sample_weight=sample_weight,
+        logits=logits,
+        validate=validate,
+        classes=classes,
+    )
+    with rc_context():
+        if ax is None:
+            nc = min(len(data.panels), 5) if ncols is None else int(ncols)
+            fig, axs = axes_grid(
+                len(data.panels),
+                nc,
+                DOUBLE_COLUMN / 5.0,
+                DOUBLE_COLUMN / 5.0 + 0.1,
+                sharex=True,
+                sharey=True,
+            )
+        else:
+            axs = check_axes_count(ax, len(data.panels), "classwise_reliability_grid")
+            fig = axs[0].figure
+        for name, panel, a in zip(data.names, data.panels, axs, strict=True):
+            _draw_bins(
+                a,
+                panel.bin_low,
+                panel.bin_high,
+                panel.observed,
+                panel.mean_score,
+                panel.nonempty,
+                show_gap,
+                "Observed frequency",
+            )
+            ideal_line(a, label="Perfect calibration")
+            _unit_square(a)
+            unit_ticks(a, "both", step=0.5)
+            metrics_note(a, f"ECE {percent(panel.ece, 1)}")
+            a.set_title(name, pad=3)
+            if ax is not None:
+                a.set_xlabel("Predicted probability")
+                a.set_ylabel("Observed frequency")
+        if ax is None:
+            fig.supxlabel("Predicted probability", fontsize=FONT_SIZE)
+            fig.supylabel("Observed frequency", fontsize=FONT_SIZE)
+            handles, labs = axs[0].get_legend_handles_labels()
+            figure_legend(fig, handles, labs, title=title, ncols=3)
+        elif title:
+            fig.suptitle(title)
+    return fig  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class ClasswiseReliabilityGridData:
+    """What :func:`classwise_reliability_grid` draws, computed without matplotlib.
+
+    Returned by :func:`classwise_reliability_grid_data`: one panel per shown class.
+
+    Attributes
+    ----------
+    columns : list of int
+        The column of each shown class, in panel order.
+    names : list of str
+        The panel titles.
+    panels : list of ReliabilityDiagramData
+        Per shown class ``c``, the bins of the class-wise lens (scores ``p_c``,
+        targets ``1{y = c}``) and that class's binned L1 calibration error
+        (``ece``; the panel's note prints it with one decimal). No intervals.
+    """
+
+    columns: list[int]
+    names: list[str]
+    panels: list[ReliabilityDiagramData]
+
+
+def classwise_reliability_grid_data(
+    probs: Any,
+    labels: Any = None,
+    *,
+    panels: Any = None,
+    n_bins: int = 15,
+    estimator: Binning | None = None,
+    class_names: Any = None,
+    sample_weight: Any = None,
+    logits: bool = False,
+    validate: bool = True,
+    classes: Any = None,
+) -> ClasswiseReliabilityGridData:
+    """The per-class bins and errors a class-wise reliability grid draws.
+
+    The compute step of :func:`classwise_reliability_grid` (which draws exactly
+    these): :func:`calipers.binned_statistics` with ``lens="classwise"`` (Kull et
+    al. 2019; Nixon et al. 2019) and each class's binned L1 calibration error (the
+    class's term of :func:`calipers.classwise_ece`). Imports no matplotlib.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n, k) or (n,)
+    labels : array-like of shape (n,)
+    panels : sequence, optional
+        The classes that get a panel, in the order given: column indices, or
+        members of ``classes`` when it is given (default: every class).
+    n_bins : int, default 15
+        Equal-width bins; ignored when ``estimator`` is given.
+    estimator : Binning, optional
+    class_names : sequence of str, optional
+        Names indexed by column (default: the members of ``classes`` when it is
+        given, else ``"class c"``).
+    sample_weight : array-like of shape (n,), optional
+    logits : bool, default False
+    validate : bool, default True
+    classes : array-like or fitted classifier, optional
+        The class of each column of ``probs``, in order; labels are then read as these
+        classes. Default: labels are column indices.
+
+    Returns
+    -------
+    ClasswiseReliabilityGridData
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calipers as cp
+    >>> from calipers.diagrams import classwise_reliability_grid_data
+    >>> from calipers.datasets import load_default_predictions
+    >>> d = load_default_predictions()
+    >>> data = classwise_reliability_grid_data(d.probs["random_forest"], d.labels, panels=[0, 2])
+    >>> data.names
+    ['class 0', 'class 2']
+    >>> ece2 = cp.calibration_error(d.probs["random_forest"], d.labels, lens=cp.single_class(2))
+    >>> bool(np.isclose(data.panels[1].ece, ece2))
+    True
+    """
     P = check_predictions(
         probs,
         labels,
@@ -769,51 +907,34 @@ def classwise_reliability_grid(
     all_stats = binned_statistics(P, lens="classwise", estimator=est)
     p_full = np.asarray(to_numpy(P.full_probs()), dtype=np.float64)
 
-    with rc_context():
-        if ax is None:
-            nc = min(len(cls), 5) if ncols is None else int(ncols)
-            fig, axs = axes_grid(
-                len(cls),
-                nc,
-                DOUBLE_COLUMN / 5.0,
-                DOUBLE_COLUMN / 5.0 + 0.1,
-                sharex=True,
-                sharey=True,
-            )
+    panels = []
+    weighted = P.sample_weight is not None
+    for c in cls:
+        st = all_stats[c].stats
+        if isinstance(est, EqualWidth) or isinstance(est, FixedEdges):
+            lo, hi = _bin_extents(est, st, np.zeros(0), np.zeros(0, dtype=np.intp))
         else:
-            axs = check_axes_count(ax, len(cls), "classwise_reliability_grid")
-            fig = axs[0].figure
-        for i, (c, a) in enumerate(zip(cls, axs, strict=True)):
-            st = all_stats[c].stats
-            if isinstance(est, EqualWidth) or isinstance(est, FixedEdges):
-                lo, hi = _bin_extents(est, st, np.zeros(0), np.zeros(0, dtype=np.intp))
-            else:
-                ids = np.asarray(to_numpy(est.assign(p_full[:, c], None)[0]), dtype=np.intp)
-                lo, hi = _bin_extents(est, st, p_full[:, c], ids)
-            _draw_bins(
-                a,
-                lo,
-                hi,
-                st.mean_target,
-                st.mean_score,
-                st.nonempty,
-                show_gap,
-                "Observed frequency",
+            ids = np.asarray(to_numpy(est.assign(p_full[:, c], None)[0]), dtype=np.intp)
+            lo, hi = _bin_extents(est, st, p_full[:, c], ids)
+        v = float(calibration_error(P, lens=single_class(c), estimator=est))
+        panels.append(
+            ReliabilityDiagramData(
+                lens=single_class(c),
+                bin_low=lo,
+                bin_high=hi,
+                mean_score=st.mean_score,
+                observed=st.mean_target,
+                weight=st.weight,
+                nonempty=st.nonempty,
+                interval_low=None,
+                interval_high=None,
+                intervals=None,
+                confidence_level=0.95,
+                ece=v,
+                accuracy=None,
+                x_label="Predicted probability",
+                y_label="Observed frequency",
+                weighted=weighted,
             )
-            ideal_line(a, label="Perfect calibration")
-            _unit_square(a)
-            unit_ticks(a, "both", step=0.5)
-            v = float(calibration_error(P, lens=single_class(c), estimator=est))
-            metrics_note(a, f"ECE {percent(v, 1)}")
-            a.set_title(names[i], pad=3)
-            if ax is not None:
-                a.set_xlabel("Predicted probability")
-                a.set_ylabel("Observed frequency")
-        if ax is None:
-            fig.supxlabel("Predicted probability", fontsize=FONT_SIZE)
-            fig.supylabel("Observed frequency", fontsize=FONT_SIZE)
-            handles, labs = axs[0].get_legend_handles_labels()
-            figure_legend(fig, handles, labs, title=title, ncols=3)
-        elif title:
-            fig.suptitle(title)
-    return fig  # type: ignore[no-any-return]
+        )
+    return ClasswiseReliabilityGridData(cls, names, panels)
