@@ -109,6 +109,10 @@ class MetricSpec:
         A choice of ``calipers sweep --metrics``.
     aliases : tuple of str
         Other names accepted for it.
+    report : str, optional
+        Its column key in :func:`calipers.report` (the report's JSON keeps the keys
+        it has always had, e.g. ``"ce_l2sq"``); None: not in the report. The
+        report's columns follow the order of :data:`METRICS`.
     """
 
     name: str
@@ -123,6 +127,7 @@ class MetricSpec:
     table: bool = False
     sweep: bool = True
     aliases: tuple[str, ...] = ()
+    report: str | None = None
 
     def parts(self, **params: Any) -> dict[str, Any]:
         """The pipeline parts of this preset for its parameters ``params``.
@@ -160,9 +165,17 @@ def _rows() -> tuple[MetricSpec, ...]:
     b = binned
     return (
         # the standard calibration table, in its column order
-        MetricSpec("accuracy", "accuracy", accuracy, resampler="accuracy", table=True),
         MetricSpec(
-            "nll", "NLL", nll, resampler="nll", resampler_kwargs=frozenset({"clip"}), table=True
+            "accuracy", "accuracy", accuracy, resampler="accuracy", table=True, report="accuracy"
+        ),
+        MetricSpec(
+            "nll",
+            "NLL",
+            nll,
+            resampler="nll",
+            resampler_kwargs=frozenset({"clip"}),
+            table=True,
+            report="nll",
         ),
         MetricSpec(
             "brier",
@@ -171,7 +184,9 @@ def _rows() -> tuple[MetricSpec, ...]:
             resampler="brier",
             resampler_kwargs=frozenset({"reduction"}),
             table=True,
+            report="brier",
         ),
+        MetricSpec("rbs", "RBS", rbs, report="rbs"),
         MetricSpec(
             "ece",
             "ECE",
@@ -181,6 +196,7 @@ def _rows() -> tuple[MetricSpec, ...]:
             resampler="fixed_bins",
             resampler_kwargs=frozenset({"lens", "n_bins", "edge_rule"}),
             table=True,
+            report="ece",
         ),
         MetricSpec(
             "ace",
@@ -192,6 +208,7 @@ def _rows() -> tuple[MetricSpec, ...]:
             resampler="classwise_equal_mass",
             resampler_kwargs=frozenset({"n_bins"}),
             table=True,
+            report="ace",
         ),
         MetricSpec("sce", "SCE", b.sce, b.sce_pipeline, "exact", table=True),
         MetricSpec(
@@ -259,6 +276,7 @@ def _rows() -> tuple[MetricSpec, ...]:
             resampler="smooth_ece",
             resampler_kwargs=frozenset({"lens", "bandwidth"}),
             aliases=("smooth_ece",),
+            report="smece",
         ),
         MetricSpec(
             "kde",
@@ -289,6 +307,7 @@ def _rows() -> tuple[MetricSpec, ...]:
             ce_kl,
             not_streamed=_PAIRS + _SUBSAMPLE,
             aliases=("dirichlet", "dirichlet_kernel"),
+            report="ce_kl",
         ),
         MetricSpec(
             "ce_squared_l2",
@@ -296,6 +315,7 @@ def _rows() -> tuple[MetricSpec, ...]:
             ce_squared_l2,
             not_streamed=_PAIRS + _SUBSAMPLE,
             aliases=("ce2", "ce_2"),
+            report="ce_l2sq",
         ),
         MetricSpec(
             "skce",
@@ -309,7 +329,6 @@ def _rows() -> tuple[MetricSpec, ...]:
             aliases=("skce_unbiased", "skce_biased"),
         ),
         MetricSpec("mmce", "MMCE", mmce, sweep=False),
-        MetricSpec("rbs", "RBS", rbs),
     )
 
 

@@ -24,21 +24,19 @@ import numpy as np
 from ..inference._resampling import format_p_value
 from ..inference._resampling import p_value_bound as _p_value_bound
 from ..inference._verdict import Verdict
+from ..metrics import registry
 
 __all__ = ["Report", "ReportRow", "COLUMNS"]
 
 
-#: Column names, in order, with a short human label.
+#: Column names, in order, with a short human label: the metric registry's report
+#: rows (their column keys and labels, in registry order), then the report's own two.
 COLUMNS: dict[str, str] = {
-    "accuracy": "Accuracy",
-    "nll": "NLL",
-    "brier": "Brier",
-    "rbs": "RBS",
-    "ece": "ECE",
-    "ace": "ACE",
-    "smece": "SmoothECE",
-    "ce_kl": "CE_KL",
-    "ce_l2sq": "CE_2^2",
+    **{
+        str(m.report): m.label[:1].upper() + m.label[1:]
+        for m in registry.METRICS.values()
+        if m.report is not None
+    },
     "refinement_kl": "REF_KL",
     "ece_p_value": "ECE p-value",
 }

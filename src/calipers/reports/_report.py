@@ -67,9 +67,7 @@ import numpy as np
 from .._backend import to_numpy
 from ..inference import _resampling as _rs
 from ..inference._verdict import Verdict
-from ..metrics.binned import ace, ece
-from ..metrics.scores import accuracy, brier, nll
-from ..metrics.smooth_ece import smece
+from ..metrics import registry
 from ..pipeline.lenses import lens_arrays
 from ..validation import CalibrationInputError, Predictions, check_predictions
 from ._document import _LABELS, COLUMNS, UNCALIBRATED, Report, ReportRow, _slug
@@ -84,6 +82,13 @@ INTERVAL_METHOD = "basic"
 CONFIDENCE_LEVEL = 0.95
 #: Bootstrap-interval columns (the p-value has none).
 _INTERVAL_COLUMNS = tuple(c for c in COLUMNS if c != "ece_p_value")
+
+
+#: The report's columns that their functions compute directly and the bootstrap
+#: resamples through their vectorised forms: the metric registry's report rows that
+#: have one (accuracy, NLL, Brier, ECE, ACE, SmoothECE). RBS is the root of the Brier
+#: score; the kernel columns come from one Beta-kernel regression (``_suite``).
+_DIRECT = tuple(m for m in registry.METRICS.values() if m.report and m.resampler)
 
 
 def _subsample(n: int, m: int, rng: np.random.Generator) -> np.ndarray | None:
@@ -130,13 +135,9 @@ def _suite(
     rng = np.random.default_rng(seed)
     P = _rs.numpy_predictions(P)
     m: dict[str, float] = {}
-    m["accuracy"] = float(accuracy(P, None))
-    m["nll"] = float(nll(P, None))
-    m["brier"] = float(brier(P, None))
-    m["rbs"] = math.sqrt(m["brier"])
-    m["ece"] = float(ece(P, None))
-    m["ace"] = float(ace(P, None))
-    m["smece"] = float(smece(P, None))
+    for spec in _DIRECT:
+        m[str(spec.report)] = float(spec.function(P, None))
+    m["rbs"] = math.sqrt(m["brier"])  # Gruber & Buettner (2022): RBS = sqrt(Brier)
     s, t = _lens_pair(P)
     sk, tk = (s, t) if kernel_rows is None else (s[kernel_rows], t[kernel_rows])
     # the lens's problem as a binary one (P(target = 1) = score, the "binary" lens of
@@ -478,15 +479,8 @@ def _bootstrap(
     n = P.n_samples
     base = None if P.sample_weight is None else np.asarray(P.sample_weight, dtype=np.float64)
     evs: dict[str, Any] = {}
-    for key, fn in (
-        ("accuracy", accuracy),
-        ("nll", nll),
-        ("brier", brier),
-        ("ece", ece),
-        ("ace", ace),
-        ("smece", smece),
-    ):
-        evs[key] = _rs.evaluator(fn, P, {})[0]
+    for spec in _DIRECT:
+        evs[str(spec.report)] = _rs.evaluator(spec.function, P, {})[0]
     for key, d in paired.items():
         if np.all(np.isfinite(d)):
             evs["diff_" + key] = _rs.mean_of_terms(d)
