@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
+from .._docstrings import fill_doc
 from ..estimators.binning import Binning, KDTree
 from ..metrics._calibration_error import calibration_error
 from ..metrics.binned import ece, full_ece, interval_calibration_error, top_k_ece
@@ -140,6 +141,7 @@ def _single_axes(ax: Any, height: float) -> tuple[Figure, Axes, bool]:
     return ax.figure, ax, False
 
 
+@fill_doc
 def top_k_bar_chart(
     probs: Any,
     labels: Any = None,
@@ -179,14 +181,10 @@ def top_k_bar_chart(
         Replaces the k-d tree for top-k and full ECE.
     ax : Axes, optional
     title : str, optional
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -251,6 +249,7 @@ class BarChartData:
     x_label: str = ""
 
 
+@fill_doc
 def top_k_bar_chart_data(
     probs: Any,
     labels: Any = None,
@@ -284,12 +283,10 @@ def top_k_bar_chart_data(
         k-d tree bin fraction (Kirchenbauer, Oaks & Heim (2022) App. B).
     estimator : Binning, optional
         Replaces the k-d tree for top-k and full ECE.
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order; labels are then read as these
-        classes. Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -334,6 +331,7 @@ def top_k_bar_chart_data(
     return BarChartData(cats, values, "Calibration error (TVD)")
 
 
+@fill_doc
 def group_bar_chart(
     probs: Any,
     labels: Any,
@@ -373,14 +371,10 @@ def group_bar_chart(
     estimator : Binning, optional
     ax : Axes, optional
     title : str, optional
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -422,6 +416,7 @@ def group_bar_chart(
     return fig
 
 
+@fill_doc
 def group_bar_chart_data(
     probs: Any,
     labels: Any,
@@ -455,12 +450,10 @@ def group_bar_chart_data(
     show_traditional : bool, default True
     gamma : float, default 0.1
     estimator : Binning, optional
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order; labels are then read as these
-        classes. Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -547,6 +540,7 @@ def _interval_range(lo: float, hi: float) -> str:
     return f"{lo:g}\u2013{hi:g}"
 
 
+@fill_doc
 def interval_diagram(
     probs: Any,
     labels: Any = None,
@@ -595,15 +589,11 @@ def interval_diagram(
     ax : (Axes, Axes), optional
         Axes for the errors and for the counts.
     title : str, optional
-    sample_weight : array-like of shape (n,), optional
+    {sample_weight}
         Counts become total weights.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -704,6 +694,7 @@ class IntervalDiagramData:
     lens: str
 
 
+@fill_doc
 def interval_diagram_data(
     probs: Any,
     labels: Any = None,
@@ -740,13 +731,11 @@ def interval_diagram_data(
     show_traditional, show_full : bool, default True
     gamma : float, default 0.1
     estimator : Binning, optional
-    sample_weight : array-like of shape (n,), optional
+    {sample_weight}
         Counts become total weights.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order; labels are then read as these
-        classes. Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

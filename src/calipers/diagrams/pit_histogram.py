@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..regression import PITHistogram, check_gaussian, pit_histogram
 from ..regression.inputs import spread_by_name
 from ..validation import check_integer
@@ -92,6 +93,7 @@ def pit_band(
     return float(lo * scale), float(hi * scale)
 
 
+@fill_doc
 @spread_by_name
 def pit_histogram_diagram(
     mean: Any,
@@ -132,8 +134,7 @@ def pit_histogram_diagram(
         Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {sample_weight}
     n_bins : int, default 10
         Number of equal-width bins on [0, 1].
     ax : matplotlib Axes, optional
@@ -250,6 +251,7 @@ class PITHistogramDiagramData:
         )
 
 
+@fill_doc
 @spread_by_name
 def pit_histogram_diagram_data(
     mean: Any,
@@ -278,8 +280,7 @@ def pit_histogram_diagram_data(
         Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {sample_weight}
     n_bins : int, default 10
         Number of equal-width bins on [0, 1].
     recalibrator : fitted regression recalibrator, optional

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..regression import check_gaussian, quantile_calibration
 from ..regression.inputs import spread_by_name
 from ._regression import (
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 
+@fill_doc
 @spread_by_name
 def quantile_reliability_diagram(
     mean: Any,
@@ -83,8 +85,7 @@ def quantile_reliability_diagram(
         Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {sample_weight}
     levels : array-like of shape (m,), optional
         Nominal levels strictly inside (0, 1). Default
         ``numpy.linspace(0.05, 0.95, 19)``.
@@ -210,6 +211,7 @@ class QuantileReliabilityDiagramData:
         )
 
 
+@fill_doc
 @spread_by_name
 def quantile_reliability_diagram_data(
     mean: Any,
@@ -238,8 +240,7 @@ def quantile_reliability_diagram_data(
         Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {sample_weight}
     levels : array-like, optional
         Nominal levels of the central intervals, as
         :func:`calipers.regression.quantile_calibration` takes them.

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
+from .._docstrings import fill_doc
 from ..estimators.binning import Binning, BinStatistics, EqualWidth, FixedEdges
 from ..metrics._calibration_error import binned_statistics, calibration_error
 from ..metrics._reliability_table import wilson_interval
@@ -205,6 +206,7 @@ def _axis_names(P: Predictions, lens: str | Lens) -> tuple[str, str]:
 # ----------------------------------------------------------------------------- public
 
 
+@fill_doc
 def reliability_diagram(
     probs: Any,
     labels: Any = None,
@@ -281,15 +283,13 @@ def reliability_diagram(
     legend : bool, default True
         Name the bars, gaps, diagonal and intervals: above the figure when the
         function creates it, in the metrics note's box when ``ax`` is given.
-    sample_weight : array-like of shape (n,), optional
+    {sample_weight}
         Weighted bars, gaps, ECE and histogram (the histogram then shows weight).
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+        The Wilson intervals take Kish's effective sample size
+        ``(sum w)^2 / sum w^2``, so there a weight is not a repeated row.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -413,6 +413,7 @@ class ReliabilityDiagramData:
         return note
 
 
+@fill_doc
 def reliability_diagram_data(
     probs: Any,
     labels: Any = None,
@@ -453,12 +454,12 @@ def reliability_diagram_data(
     confidence_level : float, default 0.95
     n_bootstrap : int, default 500
     seed : int or numpy.random.Generator, default 0
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order; labels are then read as these
-        classes. Default: labels are column indices.
+    {sample_weight}
+        The Wilson intervals take Kish's effective sample size
+        ``(sum w)^2 / sum w^2``, so there a weight is not a repeated row.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -675,6 +676,7 @@ def _panel_columns(panels: Any, P: Predictions) -> list[int]:
     return cols
 
 
+@fill_doc
 def classwise_reliability_grid(
     probs: Any,
     labels: Any = None,
@@ -723,14 +725,12 @@ def classwise_reliability_grid(
         One Axes per shown class.
     title : str, optional
         Figure title.
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+        The Wilson intervals take Kish's effective sample size
+        ``(sum w)^2 / sum w^2``, so there a weight is not a repeated row.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -828,6 +828,7 @@ class ClasswiseReliabilityGridData:
     panels: list[ReliabilityDiagramData]
 
 
+@fill_doc
 def classwise_reliability_grid_data(
     probs: Any,
     labels: Any = None,
@@ -861,12 +862,12 @@ def classwise_reliability_grid_data(
     class_names : sequence of str, optional
         Names indexed by column (default: the members of ``classes`` when it is
         given, else ``"class c"``).
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order; labels are then read as these
-        classes. Default: labels are column indices.
+    {sample_weight}
+        The Wilson intervals take Kish's effective sample size
+        ``(sum w)^2 / sum w^2``, so there a weight is not a repeated row.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..metrics._calibration_sharpness import CalibrationSharpness, calibration_sharpness
 from ..pipeline.lenses import resolve_lens
 from ..validation import CalibrationInputError
@@ -238,6 +239,7 @@ def _draw_panel(
     return twin
 
 
+@fill_doc
 def calibration_sharpness_diagram(
     probs: Any,
     labels: Any = None,
@@ -335,15 +337,11 @@ def calibration_sharpness_diagram(
     caption : bool, optional
         Print :func:`sharpness_caption` (what ``d_CAL``, ``d_TOT`` and the band
         mean) under the panels; default: when the function creates the figure.
-    sample_weight : array-like of shape (n,), optional
+    {sample_weight}
         Shared by all models.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -450,6 +448,7 @@ def _top(cs: CalibrationSharpness) -> float:
     return max(1.0, float(u.max()) if u.size else 1.0, float(c.max()) if c.size else 1.0)
 
 
+@fill_doc
 def calibration_sharpness_diagram_data(
     probs: Any,
     labels: Any = None,
@@ -489,13 +488,11 @@ def calibration_sharpness_diagram_data(
         Grid points on [0, 1].
     lens : {"auto", "top_label", "binary"}, default "auto"
         As :func:`calibration_sharpness_diagram`; all models must resolve to the same lens.
-    sample_weight : array-like of shape (n,), optional
+    {sample_weight}
         Shared by all models.
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order; labels are then read as these
-        classes. Default: labels are column indices.
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

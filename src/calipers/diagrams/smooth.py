@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
+from .._docstrings import fill_doc
 from ..metrics.smooth_ece import SmoothReliability, smooth_reliability
 from ..pipeline.lenses import lens_arrays, resolve_lens
 from ..validation import CalibrationInputError, check_integer, check_predictions
@@ -63,6 +64,7 @@ def smooth_linewidths(density: Any) -> np.ndarray:
     return np.asarray(MIN_LINEWIDTH + EXTRA_LINEWIDTH * rel, dtype=np.float64)
 
 
+@fill_doc
 def smooth_reliability_diagram(
     probs: Any,
     labels: Any = None,
@@ -121,14 +123,10 @@ def smooth_reliability_diagram(
     legend : bool, default True
         Name the curve, band, diagonal and density: above the figure when the
         function creates it, in the note's box when ``ax`` is given.
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order (1-D ``probs``:
-        ``[negative, positive]``), or a fitted scikit-learn classifier (its
-        ``classes_``); ``labels`` are then read as these classes (strings, any
-        integers). Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------
@@ -232,6 +230,7 @@ class SmoothReliabilityDiagramData:
         )
 
 
+@fill_doc
 def smooth_reliability_diagram_data(
     probs: Any,
     labels: Any = None,
@@ -271,12 +270,10 @@ def smooth_reliability_diagram_data(
         Evaluation points (default relplot's mesh, at least 200).
     lens : {"auto", "top_label", "binary"}, default "auto"
         As :func:`smooth_reliability_diagram`.
-    sample_weight : array-like of shape (n,), optional
-    logits : bool, default False
-    validate : bool, default True
-    classes : array-like or fitted classifier, optional
-        The class of each column of ``probs``, in order; labels are then read as these
-        classes. Default: labels are column indices.
+    {sample_weight}
+    {logits}
+    {validate}
+    {classes}
 
     Returns
     -------

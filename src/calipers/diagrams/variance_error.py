@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..regression import VarianceCalibration, check_gaussian, variance_calibration
 from ..regression.inputs import spread_by_name
 from ._regression import check_recalibrator, figure_and_axes, recalibrated_variance
@@ -65,6 +66,7 @@ def variance_note(vc: VarianceCalibration) -> str:
     )
 
 
+@fill_doc
 @spread_by_name
 def variance_error_diagram(
     mean: Any,
@@ -105,8 +107,7 @@ def variance_error_diagram(
         Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {sample_weight}
     n_bins : int, default 15
         Number of equal-mass bins of predicted variance, at most ``n``.
     ax : matplotlib Axes, optional
@@ -228,6 +229,7 @@ class VarianceErrorDiagramData:
         return text
 
 
+@fill_doc
 @spread_by_name
 def variance_error_diagram_data(
     mean: Any,
@@ -255,8 +257,7 @@ def variance_error_diagram_data(
         Predicted standard deviations (> 0), keyword-only.
     targets : array-like of shape (n,)
         Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None (unit weights).
+    {sample_weight}
     n_bins : int, default 15
         Equal-mass bins of the predicted variance.
     recalibrator : fitted regression recalibrator, optional
