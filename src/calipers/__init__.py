@@ -31,76 +31,97 @@ from .diagrams import (
     top_k_bar_chart,
     variance_error_diagram,
 )
-from .estimators.binning import (
+from .estimators import (
     BinStatistics,
+    DirichletKernel,
     EqualMass,
     EqualWidth,
     FixedEdges,
     KDTree,
+    NadarayaWatson,
     bin_statistics,
+    select_bandwidth,
 )
-from .estimators.dirichlet_kernel import DirichletKernel, select_bandwidth
-from .estimators.nadaraya_watson import NadarayaWatson
-from .inference._confidence_interval import (
+from .inference import (
+    CalibrationTestResult,
     ConfidenceInterval,
+    ParameterSweep,
+    TestSizeSweep,
+    Verdict,
     confidence_interval,
+    consistency_test,
     paired_confidence_interval,
+    parameter_sweep,
+    skce_test,
+    test_size_sweep,
+    verdict,
 )
-from .inference._verdict import Verdict, verdict
-from .inference.calibration_test import CalibrationTestResult, consistency_test, skce_test
-from .inference.sweeps import ParameterSweep, TestSizeSweep, parameter_sweep, test_size_sweep
-from .metrics._calibration_error import SliceStatistics, binned_statistics, calibration_error
-from .metrics._calibration_sharpness import (
+from .metrics import (
     CalibrationSharpness,
-    calibration_sharpness,
-    confidence_calibration_error,
-)
-from .metrics._debiased_calibration_error import debiased_calibration_error
-from .metrics._kde_calibration_error import kde_bandwidth, kde_calibration_error
-from .metrics._mmce import mmce
-from .metrics._proper_calibration_error import (
     ProperCalibrationError,
-    ce_kl,
-    ce_squared_l2,
-    proper_calibration_error,
-)
-from .metrics._reliability_table import reliability_table
-from .metrics._skce import skce
-from .metrics.binned import (
+    SliceStatistics,
+    SmoothReliability,
+    accuracy,
     ace,
     bin_averaged_ece,
+    binned_statistics,
+    brier,
+    calibration_error,
+    calibration_sharpness,
+    calibration_upper_bound,
+    ce_kl,
     ce_p,
+    ce_squared_l2,
     classwise_ece,
+    confidence_calibration_error,
+    corp_decomposition,
     cwce_p,
+    debiased_calibration_error,
     ece,
     full_ece,
     group_ece,
     interval_calibration_error,
+    kde_bandwidth,
+    kde_calibration_error,
+    ks_calibration_error,
     mce,
+    mmce,
+    murphy_decomposition,
+    nll,
+    proper_calibration_error,
+    rbs,
+    recalibration_improvement,
+    reliability_table,
     rmsce,
     sce,
+    skce,
+    smece,
+    smece_bandwidth,
+    smooth_reliability,
     tace,
     tce_p,
     top_k_ece,
     top_label_ece,
 )
-from .metrics.decomposition import corp_decomposition, murphy_decomposition
-from .metrics.kolmogorov_smirnov import ks_calibration_error
-from .metrics.scores import accuracy, brier, nll
-from .metrics.smooth_ece import SmoothReliability, smece, smece_bandwidth, smooth_reliability
-from .metrics.upper_bound import calibration_upper_bound, rbs, recalibration_improvement
-from .pipeline.divergences import KL, TVD, Bregman, InterInterval, Lp, Mahalanobis
-from .pipeline.lenses import (
+from .pipeline import (
+    KL,
+    TVD,
+    Bregman,
+    InterInterval,
+    LabelSelection,
+    Lp,
+    Mahalanobis,
+    ScoreInterval,
     binary,
     canonical,
     classwise,
     grouping,
     single_class,
+    threshold,
     top_k,
     top_label,
     top_label_per_class,
 )
-from .pipeline.selection import LabelSelection, ScoreInterval, threshold
 from .recalibration import (
     BetaCalibration,
     BiasCorrectedTemperatureScaling,
@@ -122,11 +143,9 @@ from .recalibration import (
     calibration_split,
     load_recalibrator,
 )
-from .regression.skce import gaussian_skce, gaussian_skce_test
-from .reports._document import Report
-from .reports._regression_report import regression_report
-from .reports._report import report
-from .stream.calibration_state import CalibrationState
+from .regression import gaussian_skce, gaussian_skce_test
+from .reports import Report, regression_report, report
+from .stream import CalibrationState
 from .validation import CalibrationInputError, Predictions, check_predictions
 
 __version__ = "0.1.0"

@@ -63,8 +63,11 @@ from .scores import (
     gaussian_nll,
     gaussian_nll_per_row,
 )
+from .skce import gaussian_skce, gaussian_skce_test
 
 __all__ = [
+    "gaussian_skce",
+    "gaussian_skce_test",
     "GaussianPredictions",
     "check_gaussian",
     "gaussian_nll",
