@@ -334,7 +334,7 @@ def _take(G: GaussianPredictions, idx: np.ndarray) -> GaussianPredictions:
 
 def cmd_regression_report(args: argparse.Namespace) -> int:
     """``calipers report`` for regression files (:func:`calipers.regression_report`)."""
-    from ..reports._regression_report import regression_report as make
+    from ..reports import regression_report as make
 
     spec = args.recalibrate
     if args.calibration and not spec:

@@ -84,7 +84,7 @@ def _run_report(
     args: argparse.Namespace,
     figures: bool,
 ) -> Any:
-    from ..reports._report import report
+    from ..reports import report
 
     return report(
         test_sets,

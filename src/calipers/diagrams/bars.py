@@ -19,7 +19,7 @@ import numpy as np
 from .._backend import to_numpy
 from .._docstrings import fill_doc
 from ..estimators.binning import Binning, KDTree
-from ..metrics._calibration_error import calibration_error
+from ..metrics import calibration_error
 from ..metrics.binned import ece, full_ece, interval_calibration_error, top_k_ece
 from ..pipeline.divergences import TVD
 from ..pipeline.lenses import grouping

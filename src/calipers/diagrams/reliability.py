@@ -22,8 +22,7 @@ import numpy as np
 from .._backend import to_numpy
 from .._docstrings import fill_doc
 from ..estimators.binning import Binning, BinStatistics, EqualWidth, FixedEdges
-from ..metrics._calibration_error import binned_statistics, calibration_error
-from ..metrics._reliability_table import wilson_interval
+from ..metrics import binned_statistics, calibration_error, wilson_interval
 from ..pipeline.lenses import Lens, LensSlice, get_lens, resolve_lens, single_class
 from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
 from ._style import (

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..metrics._calibration_sharpness import CalibrationSharpness, calibration_sharpness
+from ..metrics import CalibrationSharpness, calibration_sharpness
 from ..pipeline.lenses import resolve_lens
 from ..validation import CalibrationInputError
 from ._style import (

@@ -541,7 +541,7 @@ class _Metric:
 
 def _bind(metric: Callable[..., Any], kwargs: dict[str, Any]) -> _Metric:
     """Normalise ``ce_kl`` / ``ce_squared_l2`` to ``proper_calibration_error``."""
-    from ..metrics._proper_calibration_error import ce_kl, ce_squared_l2, proper_calibration_error
+    from ..metrics import ce_kl, ce_squared_l2, proper_calibration_error
 
     if not callable(metric):
         raise CalibrationInputError(
@@ -561,7 +561,7 @@ def _bind(metric: Callable[..., Any], kwargs: dict[str, Any]) -> _Metric:
 
 def _bandwidth(m: _Metric, P: Predictions, result: Any) -> float | None:
     """The bandwidth behind ``result``, or None (no bandwidth, or one per class)."""
-    from ..metrics._kde_calibration_error import kde_bandwidth, kde_calibration_error
+    from ..metrics import kde_bandwidth, kde_calibration_error
     from ..metrics.smooth_ece import smece, smece_bandwidth
 
     params = _parameters(m.fn)
@@ -1079,6 +1079,6 @@ def _check_draws(draws: np.ndarray, name: str, B: int) -> None:
 
 def _pce_value(probs: Any, labels: Any, **kwargs: Any) -> float:
     """``proper_calibration_error(...).value`` as a float (for the bootstrap)."""
-    from ..metrics._proper_calibration_error import proper_calibration_error
+    from ..metrics import proper_calibration_error
 
     return float(proper_calibration_error(probs, labels, **kwargs).value)

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from ..inference import Verdict
 from ..inference._resampling import format_p_value
 from ..inference._resampling import p_value_bound as _p_value_bound
-from ..inference._verdict import Verdict
 from ..metrics import registry
 
 __all__ = ["Report", "ReportRow", "COLUMNS"]

@@ -65,8 +65,8 @@ from typing import Any
 import numpy as np
 
 from .._backend import to_numpy
+from ..inference import Verdict
 from ..inference import _resampling as _rs
-from ..inference._verdict import Verdict
 from ..metrics import registry
 from ..pipeline.lenses import lens_arrays
 from ..validation import CalibrationInputError, Predictions, check_predictions
