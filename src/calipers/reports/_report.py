@@ -138,6 +138,7 @@ def _suite(
     for spec in _DIRECT:
         m[str(spec.report)] = float(spec.function(P, None))
     m["rbs"] = math.sqrt(m["brier"])  # Gruber & Buettner (2022): RBS = sqrt(Brier)
+    m = {k: m[k] for k in COLUMNS if k in m}  # the columns' order (data frames keep it)
     s, t = _lens_pair(P)
     sk, tk = (s, t) if kernel_rows is None else (s[kernel_rows], t[kernel_rows])
     # the lens's problem as a binary one (P(target = 1) = score, the "binary" lens of
