@@ -764,7 +764,8 @@ def test_sigterm_stops_the_program_and_leaves_no_temporaries(tmp_path: Path) -> 
             break
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=60) == 143
+    code = proc.wait(timeout=60)
+    assert code == 143, f"exit status {code}; stderr after the signal:\n{proc.stderr.read()}"
     assert list(tmp_path.iterdir()) == []  # no half report, no hidden temporary
 
 

@@ -115,3 +115,20 @@ def test_sigterm_cleans_up_like_sigint(tmp_path: Path) -> None:
     t0 = time.monotonic()
     assert proc.wait(timeout=30) == 143 and time.monotonic() - t0 < 30
     assert list(tmp_path.iterdir()) == []  # no temporaries, no half report
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_interrupts_deferred_delivers_the_signal_after_the_block() -> None:
+    """Inside the block a SIGTERM raises nothing; it stops the program just after it."""
+    from calipers.io.output import interrupts_deferred, terminate_on_sigterm
+
+    reached = []
+    with pytest.raises(KeyboardInterrupt, match=f"signal {int(signal.SIGTERM)}"):
+        with terminate_on_sigterm():
+            with interrupts_deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # a raising handler would have run by now
+                reached.append("end of block")
+            reached.append("after the block")  # not reached: delivered on unblocking
+    assert reached == ["end of block"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored

@@ -42,6 +42,7 @@ __all__ = [
     "write_folder_atomic",
     "remove_stale_temporaries",
     "terminate_on_sigterm",
+    "interrupts_deferred",
 ]
 
 #: Set when :func:`terminate_on_sigterm` turned a SIGTERM into ``KeyboardInterrupt``
@@ -285,3 +286,46 @@ def terminate_on_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM wait; their handlers run when it ends.
+
+    For calls into compiled code that calls back into Python (matplotlib's drawing
+    and font reading): a ``KeyboardInterrupt`` raised inside such a callback cannot
+    cross the C++ frames around it, and the process aborts (exit status -6, no
+    cleanup). Within the block the two signals are only noted; at its end the
+    handlers that were in place run for the first signal noted (so under
+    :func:`terminate_on_sigterm` a SIGTERM stops the program just after the block,
+    cleanly), or the signal's default action is taken. Outside the main thread the
+    block runs unchanged (signal handlers belong to the main thread).
+
+    Examples
+    --------
+    >>> with interrupts_deferred():
+    ...     pass
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def _note(signum: int, frame: FrameType | None) -> None:
+        pending.append(signum)
+
+    previous = {s: signal.signal(s, _note) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if pending:
+            signum = pending[0]
+            handler = previous[signal.Signals(signum)]
+            if callable(handler):
+                handler(signum, None)  # e.g. raises KeyboardInterrupt
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)

@@ -67,6 +67,7 @@ import numpy as np
 from .._backend import to_numpy
 from ..inference import Verdict
 from ..inference import _resampling as _rs
+from ..io.output import interrupts_deferred
 from ..metrics import registry
 from ..pipeline.lenses import lens_arrays
 from ..validation import CalibrationInputError, Predictions, check_predictions
@@ -887,13 +888,17 @@ def _figures(model: str, method: str, Q: Predictions) -> dict[str, bytes]:
         "smooth": smooth_reliability_diagram,
         "sharpness": calibration_sharpness_diagram,
     }
-    import matplotlib.pyplot as plt
+    # Ctrl-C or kill waits for the end of each figure: raised inside matplotlib's
+    # compiled drawing code, it would abort the process instead of stopping it cleanly
+    with interrupts_deferred():
+        import matplotlib.pyplot as plt
 
     for kind, make in makers.items():
-        fig = make(Q, title=f"{model} / {method}")
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=150)
-        plt.close(fig)
+        with interrupts_deferred():
+            fig = make(Q, title=f"{model} / {method}")
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=150)
+            plt.close(fig)
         out[f"{_slug(model)}__{_slug(method)}__{kind}"] = buf.getvalue()
     return out
 
