@@ -606,7 +606,7 @@ def _draw_terms(
 
     ``T`` and ``R``: the targets and their leave-one-out kernel estimates of ``r``
     draws, shape ``(n, r)`` (1-D scores) or ``(n, r, k)``. The same arithmetic as
-    :func:`calipers.metrics._slice_terms` (the direct estimator,
+    :func:`calipers.metrics._proper_calibration_error._slice_terms` (the direct estimator,
     Popordanoska et al. 2024 eq. 9, or the one via risk and refinement, eq. 14-15),
     on the draws taken a chunk at a time as ``(draws, n[, k])`` arrays: every draw's
     row sums and weighted means add the same numbers in the same order as the

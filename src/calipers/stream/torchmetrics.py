@@ -131,7 +131,7 @@ class _Binned(Metric):
 
         The states become :class:`~calipers.estimators.binning.BinStatistics` (one slice
         per leading row: one, or one per class) and go through
-        :func:`calipers.metrics.error_from_statistics`, the function
+        :func:`calipers.metrics._calibration_error.error_from_statistics`, the function
         every calipers calibration error ends with; it is O(bins).
         """
         count = self.count.detach().cpu().numpy().reshape(-1, self.count.shape[-1])
