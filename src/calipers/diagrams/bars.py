@@ -55,6 +55,29 @@ __all__ = [
     "DEFAULT_LIKERT",
 ]
 
+#: The parameter entries each diagram and its compute step share (filled in by
+#: ``fill_doc``): written once here.
+_PARAMETERS: dict[str, str] = dict(
+    probs="probs : array-like of shape (n, k), or dict\n    One model, ``{name: probs}`` sharing ``labels``, or ``{name: (probs, labels)}``.",
+    labels="labels : array-like of shape (n,), optional",
+    ks="ks : sequence of int, default (1, 2, 3, 5)\n    Each smaller than the number of classes.",
+    show_traditional="show_traditional : bool, default True",
+    show_full="show_full : bool, default False",
+    gamma="gamma : float, default 0.1\n    k-d tree bin fraction (Kirchenbauer, Oaks & Heim (2022) App. B).",
+    estimator="estimator : Binning, optional\n    Replaces the k-d tree for top-k and full ECE.",
+    probs_group_bar_chart="probs : array-like of shape (n, k), or dict",
+    labels_group_bar_chart="labels : array-like of shape (n,), or None for a dict of (probs, labels)",
+    groups="groups : sequence of sequences of int\n    A partition of the classes.",
+    group_names='group_names : sequence of str, optional\n    Default ``"group 0"``, ``"group 1"``, ...',
+    gamma_group_bar_chart="gamma : float, default 0.1",
+    estimator_group_bar_chart="estimator : Binning, optional",
+    probs_interval_diagram="probs : array-like of shape (n, k) or (n,), or dict",
+    intervals="intervals : sequence of (low, high), default low/medium/high of Kirchenbauer, Oaks & Heim (2022) §5.3\n    ``((0, 0.33), (0.33, 0.66), (0.66, 1))``.",
+    lens='lens : {"auto", "top_label", "binary"}, default "auto"\n    ``"auto"``: P(y = 1) for binary input, the top-label confidence otherwise.',
+    gamma_interval_diagram="gamma : float, default 0.1",
+    estimator_interval_diagram="estimator : Binning, optional",
+)
+
 #: The low / medium / high categories of Kirchenbauer, Oaks & Heim (2022) §5.3.
 DEFAULT_LIKERT: tuple[tuple[float, float], ...] = ((0.0, 0.33), (0.33, 0.66), (0.66, 1.0))
 
@@ -141,7 +164,7 @@ def _single_axes(ax: Any, height: float) -> tuple[Figure, Axes, bool]:
     return ax.figure, ax, False
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def top_k_bar_chart(
     probs: Any,
     labels: Any = None,
@@ -168,17 +191,13 @@ def top_k_bar_chart(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k), or dict
-        One model, ``{name: probs}`` sharing ``labels``, or ``{name: (probs, labels)}``.
-    labels : array-like of shape (n,), optional
-    ks : sequence of int, default (1, 2, 3, 5)
-        Each smaller than the number of classes.
-    show_traditional : bool, default True
-    show_full : bool, default False
-    gamma : float, default 0.1
-        k-d tree bin fraction (Kirchenbauer, Oaks & Heim (2022) App. B).
-    estimator : Binning, optional
-        Replaces the k-d tree for top-k and full ECE.
+    {probs}
+    {labels}
+    {ks}
+    {show_traditional}
+    {show_full}
+    {gamma}
+    {estimator}
     ax : Axes, optional
     title : str, optional
     {sample_weight}
@@ -249,7 +268,7 @@ class BarChartData:
     x_label: str = ""
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def top_k_bar_chart_data(
     probs: Any,
     labels: Any = None,
@@ -272,17 +291,13 @@ def top_k_bar_chart_data(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k), or dict
-        One model, ``{name: probs}`` sharing ``labels``, or ``{name: (probs, labels)}``.
-    labels : array-like of shape (n,), optional
-    ks : sequence of int, default (1, 2, 3, 5)
-        Each smaller than the number of classes.
-    show_traditional : bool, default True
-    show_full : bool, default False
-    gamma : float, default 0.1
-        k-d tree bin fraction (Kirchenbauer, Oaks & Heim (2022) App. B).
-    estimator : Binning, optional
-        Replaces the k-d tree for top-k and full ECE.
+    {probs}
+    {labels}
+    {ks}
+    {show_traditional}
+    {show_full}
+    {gamma}
+    {estimator}
     {sample_weight}
     {logits}
     {validate}
@@ -331,7 +346,7 @@ def top_k_bar_chart_data(
     return BarChartData(cats, values, "Calibration error (TVD)")
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def group_bar_chart(
     probs: Any,
     labels: Any,
@@ -360,15 +375,13 @@ def group_bar_chart(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k), or dict
-    labels : array-like of shape (n,), or None for a dict of (probs, labels)
-    groups : sequence of sequences of int
-        A partition of the classes.
-    group_names : sequence of str, optional
-        Default ``"group 0"``, ``"group 1"``, ...
-    show_traditional : bool, default True
-    gamma : float, default 0.1
-    estimator : Binning, optional
+    {probs_group_bar_chart}
+    {labels_group_bar_chart}
+    {groups}
+    {group_names}
+    {show_traditional}
+    {gamma_group_bar_chart}
+    {estimator_group_bar_chart}
     ax : Axes, optional
     title : str, optional
     {sample_weight}
@@ -416,7 +429,7 @@ def group_bar_chart(
     return fig
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def group_bar_chart_data(
     probs: Any,
     labels: Any,
@@ -441,15 +454,13 @@ def group_bar_chart_data(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k), or dict
-    labels : array-like of shape (n,), or None for a dict of (probs, labels)
-    groups : sequence of sequences of int
-        A partition of the classes.
-    group_names : sequence of str, optional
-        Default ``"group 0"``, ``"group 1"``, ...
-    show_traditional : bool, default True
-    gamma : float, default 0.1
-    estimator : Binning, optional
+    {probs_group_bar_chart}
+    {labels_group_bar_chart}
+    {groups}
+    {group_names}
+    {show_traditional}
+    {gamma_group_bar_chart}
+    {estimator_group_bar_chart}
     {sample_weight}
     {logits}
     {validate}
@@ -540,7 +551,7 @@ def _interval_range(lo: float, hi: float) -> str:
     return f"{lo:g}\u2013{hi:g}"
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def interval_diagram(
     probs: Any,
     labels: Any = None,
@@ -574,18 +585,16 @@ def interval_diagram(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,), or dict
-    labels : array-like of shape (n,), optional
-    intervals : sequence of (low, high), default low/medium/high of Kirchenbauer, Oaks & Heim (2022) §5.3
-        ``((0, 0.33), (0.33, 0.66), (0.66, 1))``.
+    {probs_interval_diagram}
+    {labels}
+    {intervals}
     interval_names : sequence of str, optional
         Default "Low", "Medium", "High" for the default intervals, else none
         (the ranges label the bars).
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: P(y = 1) for binary input, the top-label confidence otherwise.
+    {lens}
     show_traditional, show_full : bool, default True
-    gamma : float, default 0.1
-    estimator : Binning, optional
+    {gamma_interval_diagram}
+    {estimator_interval_diagram}
     ax : (Axes, Axes), optional
         Axes for the errors and for the counts.
     title : str, optional
@@ -694,7 +703,7 @@ class IntervalDiagramData:
     lens: str
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def interval_diagram_data(
     probs: Any,
     labels: Any = None,
@@ -720,17 +729,15 @@ def interval_diagram_data(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,), or dict
-    labels : array-like of shape (n,), optional
-    intervals : sequence of (low, high), default low/medium/high of Kirchenbauer, Oaks & Heim (2022) §5.3
-        ``((0, 0.33), (0.33, 0.66), (0.66, 1))``.
+    {probs_interval_diagram}
+    {labels}
+    {intervals}
     interval_names : sequence of str, optional
         Default "Low", "Medium", "High" for the default intervals, else none.
-    lens : {"auto", "top_label", "binary"}, default "auto"
-        ``"auto"``: P(y = 1) for binary input, the top-label confidence otherwise.
+    {lens}
     show_traditional, show_full : bool, default True
-    gamma : float, default 0.1
-    estimator : Binning, optional
+    {gamma_interval_diagram}
+    {estimator_interval_diagram}
     {sample_weight}
         Counts become total weights.
     {logits}

@@ -47,6 +47,16 @@ __all__ = [
     "pit_band",
 ]
 
+#: The parameter entries each diagram and its compute step share (filled in by
+#: ``fill_doc``): written once here.
+_PARAMETERS: dict[str, str] = dict(
+    mean="mean : array-like of shape (n,) or GaussianPredictions\n    Predicted means (target units).",
+    variance="variance : array-like of shape (n,), optional\n    Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.",
+    std="std : array-like of shape (n,), optional\n    Predicted standard deviations (> 0), keyword-only.",
+    targets="targets : array-like of shape (n,)\n    Observed targets.",
+    n_bins="n_bins : int, default 10\n    Number of equal-width bins on [0, 1].",
+)
+
 #: Colour of the bars after recalibration.
 RECALIBRATED_COLOR = OKABE_ITO["orange"]
 
@@ -93,7 +103,7 @@ def pit_band(
     return float(lo * scale), float(hi * scale)
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 @spread_by_name
 def pit_histogram_diagram(
     mean: Any,
@@ -126,17 +136,12 @@ def pit_histogram_diagram(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
     {sample_weight}
-    n_bins : int, default 10
-        Number of equal-width bins on [0, 1].
+    {n_bins}
     ax : matplotlib Axes, optional
         Draw here; default: a new single-column figure.
     recalibrator : fitted regression recalibrator, optional
@@ -251,7 +256,7 @@ class PITHistogramDiagramData:
         )
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 @spread_by_name
 def pit_histogram_diagram_data(
     mean: Any,
@@ -272,17 +277,12 @@ def pit_histogram_diagram_data(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
     {sample_weight}
-    n_bins : int, default 10
-        Number of equal-width bins on [0, 1].
+    {n_bins}
     recalibrator : fitted regression recalibrator, optional
         Also compute the histogram after recalibration.
 

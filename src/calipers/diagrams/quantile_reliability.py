@@ -45,8 +45,17 @@ __all__ = [
     "QuantileReliabilityDiagramData",
 ]
 
+#: The parameter entries each diagram and its compute step share (filled in by
+#: ``fill_doc``): written once here.
+_PARAMETERS: dict[str, str] = dict(
+    mean="mean : array-like of shape (n,) or GaussianPredictions\n    Predicted means (target units).",
+    variance="variance : array-like of shape (n,), optional\n    Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.",
+    std="std : array-like of shape (n,), optional\n    Predicted standard deviations (> 0), keyword-only.",
+    targets="targets : array-like of shape (n,)\n    Observed targets.",
+)
 
-@fill_doc
+
+@fill_doc(**_PARAMETERS)
 @spread_by_name
 def quantile_reliability_diagram(
     mean: Any,
@@ -77,14 +86,10 @@ def quantile_reliability_diagram(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
     {sample_weight}
     levels : array-like of shape (m,), optional
         Nominal levels strictly inside (0, 1). Default
@@ -211,7 +216,7 @@ class QuantileReliabilityDiagramData:
         )
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 @spread_by_name
 def quantile_reliability_diagram_data(
     mean: Any,
@@ -232,14 +237,10 @@ def quantile_reliability_diagram_data(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
     {sample_weight}
     levels : array-like, optional
         Nominal levels of the central intervals, as

@@ -59,6 +59,20 @@ __all__ = [
     "wilson_interval",
 ]
 
+#: The parameter entries each diagram and its compute step share (filled in by
+#: ``fill_doc``): written once here.
+_PARAMETERS: dict[str, str] = dict(
+    probs="probs : array-like of shape (n, k) or (n,)\n    Probabilities (binary: P(y = 1)), or logits with ``logits=True``.",
+    labels="labels : array-like of shape (n,)",
+    confidence_level="confidence_level : float, default 0.95",
+    n_bootstrap="n_bootstrap : int, default 500",
+    seed="seed : int or numpy.random.Generator, default 0",
+    probs_classwise_reliability_grid="probs : array-like of shape (n, k) or (n,)",
+    n_bins="n_bins : int, default 15\n    Equal-width bins; ignored when ``estimator`` is given.",
+    estimator="estimator : Binning, optional",
+    class_names='class_names : sequence of str, optional\n    Names indexed by column (default: the members of ``classes`` when it is\n    given, else ``"class c"``).',
+)
+
 IntervalKind = Literal["wilson", "bootstrap"]
 
 
@@ -205,7 +219,7 @@ def _axis_names(P: Predictions, lens: str | Lens) -> tuple[str, str]:
 # ----------------------------------------------------------------------------- public
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def reliability_diagram(
     probs: Any,
     labels: Any = None,
@@ -243,9 +257,8 @@ def reliability_diagram(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1)), or logits with ``logits=True``.
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     n_bins : int, default 15
         Equal-width bins on [0, 1] (``(lo, hi]`` edges, as :func:`calipers.ece`);
         ignored when ``estimator`` is given.
@@ -273,9 +286,9 @@ def reliability_diagram(
         over ``n_bootstrap`` resamples of the rows (bins kept fixed), random
         with ``seed``; it collapses to a point for bins that are all right or
         all wrong, where Wilson does not.
-    confidence_level : float, default 0.95
-    n_bootstrap : int, default 500
-    seed : int or numpy.random.Generator, default 0
+    {confidence_level}
+    {n_bootstrap}
+    {seed}
     ax : Axes or (Axes, Axes), optional
         Draw into existing axes instead of a new figure.
     title : str, optional
@@ -412,7 +425,7 @@ class ReliabilityDiagramData:
         return note
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def reliability_diagram_data(
     probs: Any,
     labels: Any = None,
@@ -439,9 +452,8 @@ def reliability_diagram_data(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-        Probabilities (binary: P(y = 1)), or logits with ``logits=True``.
-    labels : array-like of shape (n,)
+    {probs}
+    {labels}
     n_bins : int, default 15
         Equal-width bins on [0, 1]; ignored when ``estimator`` is given.
     lens : {"auto", "top_label", "binary"} or a lens with one 1-D slice, default "auto"
@@ -450,9 +462,9 @@ def reliability_diagram_data(
     intervals : {None, "wilson", "bootstrap"}, default None
         Interval of each bin's frequency (Wilson 1927, or percentile bootstrap over
         ``n_bootstrap`` resamples of the rows, bins fixed), as :func:`reliability_diagram`.
-    confidence_level : float, default 0.95
-    n_bootstrap : int, default 500
-    seed : int or numpy.random.Generator, default 0
+    {confidence_level}
+    {n_bootstrap}
+    {seed}
     {sample_weight}
         The Wilson intervals take Kish's effective sample size
         ``(sum w)^2 / sum w^2``, so there a weight is not a repeated row.
@@ -675,7 +687,7 @@ def _panel_columns(panels: Any, P: Predictions) -> list[int]:
     return cols
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def classwise_reliability_grid(
     probs: Any,
     labels: Any = None,
@@ -705,20 +717,17 @@ def classwise_reliability_grid(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
+    {probs_classwise_reliability_grid}
+    {labels}
     panels : sequence, optional
         The classes that get a panel, in the order given: column indices, or
         members of ``classes`` when it is given (default: every class, in
         column order).
-    n_bins : int, default 15
-        Equal-width bins; ignored when ``estimator`` is given.
-    estimator : Binning, optional
+    {n_bins}
+    {estimator}
     ncols : int, optional
         Panels per row (default ``min(len(panels), 5)``).
-    class_names : sequence of str, optional
-        Names indexed by column (default: the members of ``classes`` when it is
-        given, else ``"class c"``).
+    {class_names}
     show_gap : bool, default True
     ax : sequence of Axes, optional
         One Axes per shown class.
@@ -827,7 +836,7 @@ class ClasswiseReliabilityGridData:
     panels: list[ReliabilityDiagramData]
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def classwise_reliability_grid_data(
     probs: Any,
     labels: Any = None,
@@ -850,17 +859,14 @@ def classwise_reliability_grid_data(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
+    {probs_classwise_reliability_grid}
+    {labels}
     panels : sequence, optional
         The classes that get a panel, in the order given: column indices, or
         members of ``classes`` when it is given (default: every class).
-    n_bins : int, default 15
-        Equal-width bins; ignored when ``estimator`` is given.
-    estimator : Binning, optional
-    class_names : sequence of str, optional
-        Names indexed by column (default: the members of ``classes`` when it is
-        given, else ``"class c"``).
+    {n_bins}
+    {estimator}
+    {class_names}
     {sample_weight}
         The Wilson intervals take Kish's effective sample size
         ``(sum w)^2 / sum w^2``, so there a weight is not a repeated row.

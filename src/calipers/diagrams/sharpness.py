@@ -44,6 +44,16 @@ __all__ = [
     "sharpness_note",
 ]
 
+#: The parameter entries each diagram and its compute step share (filled in by
+#: ``fill_doc``): written once here.
+_PARAMETERS: dict[str, str] = dict(
+    labels="labels : array-like of shape (n,), optional\n    Needed unless every dict value carries its labels.",
+    bandwidth="bandwidth : float, default 0.05\n    Kernel bandwidth in confidence units (Chidambaram & Ge (2024) §5; App. H).",
+    divergence='divergence : {"brier", "kl"}, default "brier"',
+    kernel='kernel : {"gaussian", "epanechnikov"}, default "gaussian"',
+    n_points="n_points : int, default 1001\n    Grid points on [0, 1].",
+)
+
 #: Axis labels by lens: (x, y). The left axis is the estimated E[target | score]
 #: (the calibration curve); the band drawn around it is a length in the same units.
 AXIS_LABELS = {
@@ -239,7 +249,7 @@ def _draw_panel(
     return twin
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def calibration_sharpness_diagram(
     probs: Any,
     labels: Any = None,
@@ -307,12 +317,10 @@ def calibration_sharpness_diagram(
         One model's probabilities, or ``{name: probs}`` (sharing ``labels``) or
         ``{name: (probs, labels)}`` for several models (one panel each, titled
         with the name).
-    labels : array-like of shape (n,), optional
-        Needed unless every dict value carries its labels.
-    bandwidth : float, default 0.05
-        Kernel bandwidth in confidence units (Chidambaram & Ge (2024) §5; App. H).
-    divergence : {"brier", "kl"}, default "brier"
-    kernel : {"gaussian", "epanechnikov"}, default "gaussian"
+    {labels}
+    {bandwidth}
+    {divergence}
+    {kernel}
     calibration_form : {"sharpcal", "plugin"}, default "sharpcal"
         Which ``d_CAL`` the note reports (see above).
     align_axes : bool, default True
@@ -321,8 +329,7 @@ def calibration_sharpness_diagram(
     show_density : bool, default True
     ncols : int, optional
         Panels per row (default ``min(n_models, 3)``).
-    n_points : int, default 1001
-        Grid points on [0, 1].
+    {n_points}
     lens : {"auto", "top_label", "binary"}, default "auto"
         ``"auto"``: for 1-D input P(y = 1), the positive-class problem (x axis
         P(y = 1), curve E[y | P(y = 1)]); for ``(n, k)`` input, confidence
@@ -448,7 +455,7 @@ def _top(cs: CalibrationSharpness) -> float:
     return max(1.0, float(u.max()) if u.size else 1.0, float(c.max()) if c.size else 1.0)
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def calibration_sharpness_diagram_data(
     probs: Any,
     labels: Any = None,
@@ -476,16 +483,13 @@ def calibration_sharpness_diagram_data(
     probs : array-like of shape (n, k) or (n,), or dict
         One model's probabilities, or ``{name: probs}`` (sharing ``labels``) or
         ``{name: (probs, labels)}`` for several models.
-    labels : array-like of shape (n,), optional
-        Needed unless every dict value carries its labels.
-    bandwidth : float, default 0.05
-        Kernel bandwidth in confidence units (Chidambaram & Ge (2024) §5; App. H).
-    divergence : {"brier", "kl"}, default "brier"
-    kernel : {"gaussian", "epanechnikov"}, default "gaussian"
+    {labels}
+    {bandwidth}
+    {divergence}
+    {kernel}
     calibration_form : {"sharpcal", "plugin"}, default "sharpcal"
         Which ``d_CAL`` the notes report (as :func:`calibration_sharpness_diagram`).
-    n_points : int, default 1001
-        Grid points on [0, 1].
+    {n_points}
     lens : {"auto", "top_label", "binary"}, default "auto"
         As :func:`calibration_sharpness_diagram`; all models must resolve to the same lens.
     {sample_weight}

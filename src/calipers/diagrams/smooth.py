@@ -38,6 +38,19 @@ __all__ = [
     "smooth_linewidths",
 ]
 
+#: The parameter entries each diagram and its compute step share (filled in by
+#: ``fill_doc``): written once here.
+_PARAMETERS: dict[str, str] = dict(
+    probs="probs : array-like of shape (n, k) or (n,)",
+    labels="labels : array-like of shape (n,)",
+    bandwidth="bandwidth : float, optional\n    Kernel bandwidth in confidence units; default the SmoothECE fixed point\n    ``sigma*`` (:func:`calipers.smece_bandwidth`).",
+    intervals='intervals : {None, "bootstrap"}, default None',
+    n_bootstrap="n_bootstrap : int, default 100",
+    confidence_level="confidence_level : float, default 0.95",
+    seed="seed : int or numpy.random.Generator, default 0",
+    n_points="n_points : int, optional\n    Evaluation points (default relplot's mesh, at least 200).",
+)
+
 #: Line width in points where the density is 0 and the extra width at its peak.
 MIN_LINEWIDTH = 0.4
 EXTRA_LINEWIDTH = 3.6
@@ -64,7 +77,7 @@ def smooth_linewidths(density: Any) -> np.ndarray:
     return np.asarray(MIN_LINEWIDTH + EXTRA_LINEWIDTH * rel, dtype=np.float64)
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def smooth_reliability_diagram(
     probs: Any,
     labels: Any = None,
@@ -103,18 +116,15 @@ def smooth_reliability_diagram(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
-    bandwidth : float, optional
-        Kernel bandwidth in confidence units; default the SmoothECE fixed point
-        ``sigma*`` (:func:`calipers.smece_bandwidth`).
+    {probs}
+    {labels}
+    {bandwidth}
     show_density : bool, default True
-    intervals : {None, "bootstrap"}, default None
-    n_bootstrap : int, default 100
-    confidence_level : float, default 0.95
-    seed : int or numpy.random.Generator, default 0
-    n_points : int, optional
-        Evaluation points (default relplot's mesh, at least 200).
+    {intervals}
+    {n_bootstrap}
+    {confidence_level}
+    {seed}
+    {n_points}
     lens : {"auto", "top_label", "binary"}, default "auto"
         ``"auto"``: P(y = 1) against y for 1-D input (as ``relplot`` draws
         it), confidence against accuracy for ``(n, k)`` input.
@@ -230,7 +240,7 @@ class SmoothReliabilityDiagramData:
         )
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 def smooth_reliability_diagram_data(
     probs: Any,
     labels: Any = None,
@@ -257,17 +267,14 @@ def smooth_reliability_diagram_data(
 
     Parameters
     ----------
-    probs : array-like of shape (n, k) or (n,)
-    labels : array-like of shape (n,)
-    bandwidth : float, optional
-        Kernel bandwidth in confidence units; default the SmoothECE fixed point
-        ``sigma*`` (:func:`calipers.smece_bandwidth`).
-    intervals : {None, "bootstrap"}, default None
-    n_bootstrap : int, default 100
-    confidence_level : float, default 0.95
-    seed : int or numpy.random.Generator, default 0
-    n_points : int, optional
-        Evaluation points (default relplot's mesh, at least 200).
+    {probs}
+    {labels}
+    {bandwidth}
+    {intervals}
+    {n_bootstrap}
+    {confidence_level}
+    {seed}
+    {n_points}
     lens : {"auto", "top_label", "binary"}, default "auto"
         As :func:`smooth_reliability_diagram`.
     {sample_weight}

@@ -40,6 +40,15 @@ __all__ = [
     "variance_note",
 ]
 
+#: The parameter entries each diagram and its compute step share (filled in by
+#: ``fill_doc``): written once here.
+_PARAMETERS: dict[str, str] = dict(
+    mean="mean : array-like of shape (n,) or GaussianPredictions\n    Predicted means (target units).",
+    variance="variance : array-like of shape (n,), optional\n    Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.",
+    std="std : array-like of shape (n,), optional\n    Predicted standard deviations (> 0), keyword-only.",
+    targets="targets : array-like of shape (n,)\n    Observed targets.",
+)
+
 
 def variance_note(vc: VarianceCalibration) -> str:
     """The numbers of a variance-error panel, one per line.
@@ -66,7 +75,7 @@ def variance_note(vc: VarianceCalibration) -> str:
     )
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 @spread_by_name
 def variance_error_diagram(
     mean: Any,
@@ -99,14 +108,10 @@ def variance_error_diagram(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
     {sample_weight}
     n_bins : int, default 15
         Number of equal-mass bins of predicted variance, at most ``n``.
@@ -229,7 +234,7 @@ class VarianceErrorDiagramData:
         return text
 
 
-@fill_doc
+@fill_doc(**_PARAMETERS)
 @spread_by_name
 def variance_error_diagram_data(
     mean: Any,
@@ -249,14 +254,10 @@ def variance_error_diagram_data(
 
     Parameters
     ----------
-    mean : array-like of shape (n,) or GaussianPredictions
-        Predicted means (target units).
-    variance : array-like of shape (n,), optional
-        Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.
-    std : array-like of shape (n,), optional
-        Predicted standard deviations (> 0), keyword-only.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+    {variance}
+    {std}
+    {targets}
     {sample_weight}
     n_bins : int, default 15
         Equal-mass bins of the predicted variance.
