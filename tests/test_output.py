@@ -98,8 +98,9 @@ def test_sigterm_cleans_up_like_sigint(tmp_path: Path) -> None:
             def items(self):
                 yield "report.md", "x"
                 print("writing", flush=True)
-                time.sleep(60)
-                yield "late.md", "y"
+                for i in range(600):  # a minute of writing, one file every 0.1 s
+                    time.sleep(0.1)
+                    yield f"part{{i}}.md", "y"
 
         with terminate_on_sigterm():
             try:

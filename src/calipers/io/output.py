@@ -14,22 +14,28 @@ The rules (the command line follows them; :meth:`calipers.Report.save` too):
   folder (or file) of that name is refused unless ``force=True``
   (``--force``): calipers never deletes what it did not write.
 * **Interruption.** SIGINT and SIGTERM both stop a run through
-  ``KeyboardInterrupt`` (:func:`terminate_on_sigterm`), so the temporary file
-  or folder is removed on the way out. SIGKILL cannot be caught: its
-  temporaries stay, and the next write into the same place removes those
-  whose process no longer exists (:func:`remove_stale_temporaries`; the
-  process id is part of their name).
+  ``KeyboardInterrupt`` (:func:`terminate_on_sigterm`). While a file or
+  folder is written they wait for a safe point (between two files), so the
+  temporary is always removed on the way out. An existing folder and the new
+  one are exchanged in one atomic step (``renameat2`` on Linux,
+  ``renamex_np`` on macOS), so even SIGKILL at any moment leaves the old
+  report or the new one in place. SIGKILL cannot be caught: its temporaries
+  stay, and the next write into the same place removes those whose process
+  no longer exists (:func:`remove_stale_temporaries`; the process id is part
+  of their name).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -87,7 +93,9 @@ def remove_stale_temporaries(directory: str | Path, name: str) -> list[Path]:
 
     Only hidden entries whose name matches calipers' own temporary names for
     ``name`` and carries the id of a process that no longer runs are removed
-    (a run killed with SIGKILL leaves them). Returns what was removed.
+    (a run killed with SIGKILL leaves them). Returns what was removed. A
+    report folder that such a run had moved aside (``.calipers-old``, where
+    the swap is two renames) is put back at ``name`` when nothing is there.
 
     Examples
     --------
@@ -104,10 +112,15 @@ def remove_stale_temporaries(directory: str | Path, name: str) -> list[Path]:
         entries = list(directory.iterdir())
     except OSError:
         return removed
-    for entry in entries:
+    target = directory / name
+    for entry in sorted(entries, key=lambda e: not e.name.endswith(".calipers-old")):
         m = _TMP_FILE.match(entry.name) or _TMP_DIR.match(entry.name)
         if m is None or m.group("name") != name or _alive(int(m.group("pid"))):
             continue
+        if entry.name.endswith(".calipers-old") and not (target.exists() or target.is_symlink()):
+            with contextlib.suppress(OSError):
+                os.replace(entry, target)  # killed between the two renames: put it back
+                continue
         with contextlib.suppress(OSError):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
@@ -146,28 +159,33 @@ def write_atomic(path: str | Path, data: str | bytes, *, force: bool = True) -> 
         raise OutputExistsError(f"'{target}' exists; pass --force (force=True) to replace it")
     directory = target.parent
     remove_stale_temporaries(directory, target.name)
-    try:
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=directory
-        )
-    except OSError as exc:
-        raise OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
-    try:
-        mode = "wb" if isinstance(data, bytes) else "w"
-        kw: dict[str, Any] = {} if isinstance(data, bytes) else {"encoding": "utf-8", "newline": ""}
-        with os.fdopen(fd, mode, **kw) as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        perm = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
-        os.chmod(tmp, perm)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+    # Signals wait for the whole write (one file: seconds at most), so no kill
+    # point between creating the temporary and removing it can leave it behind.
+    with interrupts_deferred():
+        try:
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=directory
+            )
+        except OSError as exc:
             raise OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
-        raise
+        try:
+            mode = "wb" if isinstance(data, bytes) else "w"
+            kw: dict[str, Any] = (
+                {} if isinstance(data, bytes) else {"encoding": "utf-8", "newline": ""}
+            )
+            with os.fdopen(fd, mode, **kw) as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            perm = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
+            os.chmod(tmp, perm)
+            os.replace(tmp, target)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+                raise OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
+            raise
 
 
 def write_folder_atomic(
@@ -179,9 +197,14 @@ def write_folder_atomic(
     ``directory`` when all are written. An existing ``directory`` is replaced
     as a whole when it holds a previous calipers report (the :data:`MARKER`
     file) or is empty, or when ``force=True``; otherwise it is refused. The
-    old folder is moved aside first and removed after the new one is in
-    place, so an interruption at any moment leaves either the old report or
-    the new one at ``directory``.
+    finished temporary folder and the old one are exchanged in one atomic
+    step (Linux and macOS), and the old one is then removed, so a kill at any
+    moment (SIGKILL included) leaves either the old report or the new one at
+    ``directory``. SIGINT and SIGTERM wait during the exchange and during the
+    creation and removal of the temporary folder, so an interruption also
+    leaves no temporary behind. Where the system has no atomic exchange, the
+    old folder is renamed aside first, and a kill between the two renames is
+    repaired by the next write (see :func:`remove_stale_temporaries`).
 
     Returns
     -------
@@ -214,48 +237,119 @@ def write_folder_atomic(
             )
     parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(parent, target.name)
-    try:
-        tmp = Path(
-            tempfile.mkdtemp(
-                prefix=f".{target.name}.{os.getpid()}.", suffix=".calipers-tmp", dir=parent
+    # ``tmp`` holds the new report until the swap and the old one after it (an
+    # exchange), so removing ``tmp`` is the one clean-up for every way out.
+    # Signals wait for the whole body and are acted on at a checkpoint between
+    # two files, or at the end, so no kill point can leave a temporary behind.
+    with interrupts_deferred() as checkpoint:
+        tmp: Path | None = None
+        try:
+            try:
+                tmp = Path(
+                    tempfile.mkdtemp(
+                        prefix=f".{target.name}.{os.getpid()}.",
+                        suffix=".calipers-tmp",
+                        dir=parent,
+                    )
+                )
+            except OSError as exc:
+                raise OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
+            os.chmod(tmp, 0o777 & ~_umask())
+            for rel, data in files.items():
+                checkpoint()
+                dest = tmp / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                if isinstance(data, bytes):
+                    dest.write_bytes(data)
+                else:
+                    dest.write_text(data, encoding="utf-8", newline="")
+            checkpoint()
+            (tmp / MARKER).write_text(
+                "This folder was written by calipers; the next report written here replaces it.\n"
             )
-        )
-    except OSError as exc:
-        raise OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
-    old: Path | None = None
-    try:
-        os.chmod(tmp, 0o777 & ~_umask())
-        for rel, data in files.items():
-            dest = tmp / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, bytes):
-                dest.write_bytes(data)
-            else:
-                dest.write_text(data, encoding="utf-8", newline="")
-        (tmp / MARKER).write_text(
-            "This folder was written by calipers; the next report written here replaces it.\n"
-        )
-        if target.exists() or target.is_symlink():
-            old = Path(str(tmp)[: -len(".calipers-tmp")] + ".calipers-old")
-            os.replace(target, old)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        if old is not None and not target.exists():
-            with contextlib.suppress(OSError):
-                os.replace(old, target)  # put the previous report back
-            old = None
-        with contextlib.suppress(OSError):
-            shutil.rmtree(tmp)
-        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
-            raise OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
-        raise
-    if old is not None:
-        with contextlib.suppress(OSError):
-            if old.is_dir() and not old.is_symlink():
-                shutil.rmtree(old)
-            else:
-                old.unlink()
+            _swap_into_place(tmp, target)
+        except BaseException as exc:
+            if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+                raise OutputError(f"cannot write '{target}': {exc.strerror or exc}") from None
+            raise
+        finally:
+            if tmp is not None:
+                _remove(tmp)
     return [str(target / rel) for rel in files]
+
+
+def _remove(path: Path) -> None:
+    """Remove a file or folder tree if it exists (errors ignored)."""
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
+#: ``renameat2``'s flag that swaps two paths in one step (Linux 3.15+ and glibc 2.28+).
+_RENAME_EXCHANGE = 2
+#: ``renamex_np``'s flag that swaps two paths in one step (macOS 10.12+).
+_RENAME_SWAP = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the entries ``a`` and ``b`` in one atomic step; False where unsupported.
+
+    Uses ``renameat2(..., RENAME_EXCHANGE)`` on Linux and ``renamex_np(...,
+    RENAME_SWAP)`` on macOS through :mod:`ctypes`. Returns False (nothing
+    changed) where the call or the file system does not offer the exchange.
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        if sys.platform.startswith("linux"):
+            fn = libc.renameat2
+            args: tuple[Any, ...] = (_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b))
+            flag = _RENAME_EXCHANGE
+        elif sys.platform == "darwin":
+            fn = libc.renamex_np
+            args = (os.fsencode(a), os.fsencode(b))
+            flag = _RENAME_SWAP
+        else:
+            return False
+    except (OSError, AttributeError, TypeError):
+        return False
+    if fn(*args, flag) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_into_place(tmp: Path, target: Path) -> None:
+    """Put the finished folder ``tmp`` at ``target``; the old ``target`` ends at ``tmp``.
+
+    An existing ``target`` is exchanged with ``tmp`` in one atomic step where
+    the operating system offers one (Linux, macOS), so a kill at any moment
+    leaves either the old or the new folder at ``target``. Elsewhere the old
+    folder is first renamed aside to a hidden ``.calipers-old`` sibling; a
+    kill between the two renames leaves ``target`` missing until the next
+    write, whose :func:`remove_stale_temporaries` puts the old folder back.
+    """
+    if not (target.exists() or target.is_symlink()):
+        os.replace(tmp, target)
+        return
+    if _exchange(tmp, target):
+        return
+    old = Path(str(tmp)[: -len(".calipers-tmp")] + ".calipers-old")
+    os.replace(target, old)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.replace(old, target)  # put the previous report back
+        raise
+    os.replace(old, tmp)  # the old folder is removed with ``tmp``
 
 
 @contextlib.contextmanager
@@ -289,7 +383,7 @@ def terminate_on_sigterm() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def interrupts_deferred() -> Iterator[None]:
+def interrupts_deferred() -> Iterator[Callable[[], None]]:
     """Within the block, SIGINT and SIGTERM wait; their handlers run when it ends.
 
     For calls into compiled code that calls back into Python (matplotlib's drawing
@@ -301,6 +395,10 @@ def interrupts_deferred() -> Iterator[None]:
     cleanly), or the signal's default action is taken. Outside the main thread the
     block runs unchanged (signal handlers belong to the main thread).
 
+    The block receives a ``checkpoint`` function: called where stopping is safe
+    (between two files of a folder), it raises ``KeyboardInterrupt`` if a signal
+    is waiting, so the code inside can clean up before the handlers run.
+
     Examples
     --------
     >>> with interrupts_deferred():
@@ -309,16 +407,20 @@ def interrupts_deferred() -> Iterator[None]:
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
     pending: list[int] = []
 
     def _note(signum: int, frame: FrameType | None) -> None:
         pending.append(signum)
 
+    def checkpoint() -> None:
+        if pending:
+            raise KeyboardInterrupt(f"signal {pending[0]}")
+
     previous = {s: signal.signal(s, _note) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield checkpoint
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
