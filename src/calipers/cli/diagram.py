@@ -27,9 +27,11 @@ CLASSIFICATION_KINDS = ("reliability", "smooth", "sharpness", "classwise", "top-
 
 def _regression_figure(args: argparse.Namespace) -> Any:
     from .. import diagrams
+    from ..diagrams._style import plain_text
     from .regression import read_regression_models
 
     ((name, G),) = read_regression_models(args, "diagram")[0]
+    name = plain_text(name)  # a file name, not a formula
     if args.kind == "pit":
         return diagrams.pit_histogram_diagram(G, n_bins=min(args.bins, 10), title=name)
     if args.kind == "quantile":
@@ -39,6 +41,7 @@ def _regression_figure(args: argparse.Namespace) -> Any:
 
 def _figure(args: argparse.Namespace) -> Any:
     from .. import diagrams
+    from ..diagrams._style import plain_text
     from .regression import regression_files
 
     regression = regression_files(args, "diagram")
@@ -55,6 +58,7 @@ def _figure(args: argparse.Namespace) -> Any:
         return _regression_figure(args)
     models, _ = _file_models(args)
     ((name, P),) = models[:1]
+    name = plain_text(name)  # a file name, not a formula
     kinds = {
         "reliability": lambda: diagrams.reliability_diagram(P, n_bins=args.bins, title=name),
         "smooth": lambda: diagrams.smooth_reliability_diagram(P, title=name),

@@ -359,10 +359,10 @@ def reliability_png(bins: Sequence[dict], title: str, ece: float | None = None) 
     """:func:`reliability_figure` as PNG bytes (150 dpi)."""
     import io
 
-    from ..diagrams._style import require_matplotlib
+    from ..diagrams._style import plain_text, require_matplotlib
 
     plt = require_matplotlib()
-    fig = reliability_figure(bins, title, ece)
+    fig = reliability_figure(bins, plain_text(title), ece)  # a file name, not a formula
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=150)
     plt.close(fig)

@@ -175,9 +175,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _emit(text)
     if args.out is not None:
         from ..diagrams import sweep_diagram
+        from ..diagrams._style import plain_text
         from ..io.output import write_folder_atomic
 
-        fig = sweep_diagram(result, title=f"{name}: sweep over {args.over}")
+        fig = sweep_diagram(result, title=plain_text(f"{name}: sweep over {args.over}"))
         buf = io.BytesIO()
         fig.savefig(buf, format=args.format, dpi=150)
         import matplotlib.pyplot as plt

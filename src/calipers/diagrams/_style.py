@@ -120,6 +120,23 @@ def require_matplotlib() -> Any:
     return plt
 
 
+def plain_text(text: str) -> str:
+    """``text`` with every ``$`` escaped, so matplotlib shows it as written.
+
+    matplotlib reads text between two ``$`` as mathtext (and raises on what it
+    cannot parse); names of models, methods and files are not formulas, so the
+    report and the command line pass them through this before they become
+    titles or labels. A title a user passes to a diagram function keeps
+    matplotlib's reading.
+
+    Examples
+    --------
+    >>> plain_text("a$^$b")
+    'a\\$^\\$b'
+    """
+    return text.replace("$", r"\$")
+
+
 def rc_context() -> Any:
     """A context manager that applies the calipers look (``matplotlib.rc_context``)."""
     require_matplotlib()

@@ -100,7 +100,11 @@ def wilson_interval(
     denom = 1.0 + z2 / m
     centre = (p + z2 / (2.0 * m)) / denom
     half = z / denom * np.sqrt(np.maximum(p * (1.0 - p) / m + z2 / (4.0 * m * m), 0.0))
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    # The interval contains p; rounding put the lower end at 2.8e-17 for p = 0
+    # (a negative error bar that matplotlib refuses), so it is kept around p.
+    low = np.minimum(np.clip(centre - half, 0.0, 1.0), p)
+    high = np.maximum(np.clip(centre + half, 0.0, 1.0), p)
+    return low, high
 
 
 def _clopper_pearson(

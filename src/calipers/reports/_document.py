@@ -928,5 +928,42 @@ FIGURE_KINDS = {
 }
 
 
+#: Longest name part kept in a figure's file name (before the distinguishing suffix).
+_SLUG_LENGTH = 80
+
+
 def _slug(s: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "-" for c in s)
+    """``s`` as part of a file name, distinct for distinct ``s``.
+
+    Letters, digits, ``-``, ``.`` and single inner ``_`` are kept; every
+    other character becomes ``-``, and so do a leading ``.`` (it would hide
+    the file) and an ``_`` that is first, last or follows another (``__``
+    separates the parts of a figure's name, ``model__method__kind``). A name that had to change, or is longer than 80 characters, gets
+    ``-`` and the first 8 hex digits of its SHA-256 appended, so two names
+    that read alike after the change (``"a b"`` and ``"a-b"``) never share a
+    file: a file name identifies its model and method.
+
+    Examples
+    --------
+    >>> _slug("resnet50"), _slug("a-b")
+    ('resnet50', 'a-b')
+    >>> _slug("a b") != _slug("a-b") and _slug("a b").startswith("a-b-")
+    True
+    """
+    import hashlib
+
+    kept = []
+    for i, c in enumerate(s):
+        inner = 0 < i < len(s) - 1
+        ok = (
+            c.isalnum()
+            or c == "-"
+            or (c == "." and i > 0)
+            or (c == "_" and inner and s[i - 1] != "_")
+        )
+        kept.append(c if ok else "-")
+    slug = "".join(kept)
+    if slug == s and len(s) <= _SLUG_LENGTH and s:
+        return s
+    digest = hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{slug[:_SLUG_LENGTH]}-{digest}" if slug else digest

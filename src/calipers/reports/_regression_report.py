@@ -531,6 +531,7 @@ def _figures(
         quantile_reliability_diagram,
         variance_error_diagram,
     )
+    from ..diagrams._style import plain_text
 
     makers: dict[str, Any] = {
         "pit": pit_histogram_diagram,
@@ -540,7 +541,7 @@ def _figures(
         makers["variance"] = lambda G_, **kw: variance_error_diagram(G_, n_bins=n_bins, **kw)
     out = {}
     for kind, make in makers.items():
-        fig = make(G, recalibrator=rc, title=f"{model} / {method}")
+        fig = make(G, recalibrator=rc, title=plain_text(f"{model} / {method}"))
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=150)
         plt.close(fig)

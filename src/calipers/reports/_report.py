@@ -881,6 +881,7 @@ def _figures(model: str, method: str, Q: Predictions) -> dict[str, bytes]:
         reliability_diagram,
         smooth_reliability_diagram,
     )
+    from ..diagrams._style import plain_text
 
     out = {}
     makers: dict[str, Any] = {
@@ -895,7 +896,7 @@ def _figures(model: str, method: str, Q: Predictions) -> dict[str, bytes]:
 
     for kind, make in makers.items():
         with interrupts_deferred():
-            fig = make(Q, title=f"{model} / {method}")
+            fig = make(Q, title=plain_text(f"{model} / {method}"))
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=150)
             plt.close(fig)
