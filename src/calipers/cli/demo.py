@@ -18,7 +18,7 @@ from .exit_status import EXIT_OK
 from .formatting import _FORMATTERS, _format_text
 from .inputs import _default_models
 from .methods import DEFAULT_METHODS, _recalibrators
-from .options import EPILOG, _add_common
+from .options import EPILOG, _add_common, seed_option
 from .outputs import _emit, _info
 from .report import _run_report
 from .table import _build_table
@@ -138,6 +138,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     demo.add_argument(
         "--table-only", action="store_true", help="only the table (table.md, table.json)"
     )
-    demo.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    demo.add_argument(
+        "--seed", type=seed_option, default=0, help="seed of every random step (default 0)"
+    )
     demo.set_defaults(func=_cmd_demo)
     return demo

@@ -41,6 +41,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+
+#: Largest seed the command line takes (NumPy takes any non-negative integer;
+#: 2**63 - 1 keeps it an int64 wherever a seed is stored).
+MAX_SEED = 2**63 - 1
+
+
+def seed_option(text: str) -> int:
+    """``--seed``: a non-negative integer, the seed of NumPy's random generators."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer seed, got {text!r}"
+        ) from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer seed (0 .. 2**63 - 1), got {value}"
+        )
+    return value
+
 def _clip_eps(text: str) -> float:
     try:
         value = float(text)

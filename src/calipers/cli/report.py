@@ -17,7 +17,7 @@ from ..validation import CalibrationInputError
 from .exit_status import EXIT_OK
 from .inputs import _file_models, add_input_options
 from .methods import DEFAULT_METHODS, METHOD_ALIASES, _recalibrators
-from .options import EPILOG, _add_dask, _positive_int, _uses_dask
+from .options import EPILOG, _add_dask, _positive_int, _uses_dask, seed_option
 from .outputs import _emit, _info, write_report
 from .regression import add_regression_options, cmd_regression_report, regression_files
 
@@ -471,7 +471,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="draws of the calibrated null for the ECE p-value (default 200)",
     )
-    rep.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    rep.add_argument("--seed", type=seed_option, default=0, help="seed of every random step (default 0)")
     rep.add_argument(
         "--chunk-rows",
         type=_positive_int,

@@ -27,7 +27,7 @@ from ..validation import CalibrationInputError
 from .exit_status import EXIT_OK
 from .inputs import _file_models, add_input_options
 from .methods import METHOD_ALIASES, _recalibrators
-from .options import EPILOG, _positive_int
+from .options import EPILOG, _positive_int, seed_option
 from .outputs import _emit, _info
 
 #: What ``--over`` sweeps: the metrics used without ``--metrics`` and the values
@@ -49,6 +49,10 @@ def _metrics() -> dict[str, Callable[..., Any]]:
 
 def _chosen_metrics(spec: str) -> dict[str, Callable[..., Any]]:
     known = _metrics()
+    if not any(word.strip() for word in spec.split(",")):
+        raise CalibrationInputError(
+            f"--metrics is empty; give metrics, comma-separated (known: {', '.join(known)})"
+        )
     out: dict[str, Callable[..., Any]] = {}
     for word in spec.split(","):
         w = word.strip().lower()
@@ -134,7 +138,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     ((name, P),) = models[:1]
     for line in sources:
         _info(f"source: {line}")
-    metrics = _chosen_metrics(args.metrics or SWEEPS[args.over][0])
+    metrics = _chosen_metrics(SWEEPS[args.over][0] if args.metrics is None else args.metrics)
     result: Any
     if args.over == "size":
         if args.values is not None:
@@ -154,7 +158,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             raise CalibrationInputError(
                 f"--sizes and --recalibrate apply to --over size, not --over {args.over}"
             )
-        values = _values(args.over, args.values or SWEEPS[args.over][1])
+        values = _values(args.over, SWEEPS[args.over][1] if args.values is None else args.values)
         result = [
             parameter_sweep(
                 m,
@@ -242,7 +246,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="bootstrap resamples per value (default 200; Kirchenbauer, Oaks & Heim 2022 use 1000)",
     )
     sw.add_argument("--no-intervals", action="store_true", help="skip the bootstrap intervals")
-    sw.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sw.add_argument("--seed", type=seed_option, default=0, help="random seed (default 0)")
     sw.add_argument(
         "--calibration",
         metavar="FILE",
