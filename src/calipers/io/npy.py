@@ -13,13 +13,19 @@ from typing import Any
 import numpy as np
 
 from .checks import _PICKLE_HINT, _check_numeric
+from .declared import declared_size
 from .kind import _flag_kind
 from .prediction_file import KindBasis, _err, _Read
 from .sniff import _sniff
 
 
 def _np_load(path: Path, what: str) -> Any:
-    """``np.load`` with ``allow_pickle=False`` and messages that say what to do."""
+    """``np.load`` with ``allow_pickle=False`` and messages that say what to do.
+
+    The file's declared shapes are checked first (:func:`~calipers.io.declared.declared_size`):
+    a header claiming more than the file holds is refused before anything is allocated.
+    """
+    declared_size(path)
     try:
         return np.load(path, allow_pickle=False)
     except FileNotFoundError:
