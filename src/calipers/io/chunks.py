@@ -31,7 +31,7 @@ can be read whole but not in chunks.
 
 from __future__ import annotations
 
-import csv
+import re
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -42,7 +42,7 @@ import numpy as np
 
 from .checks import _PICKLE_HINT, _check_numeric, _shape_error
 from .columns import _assemble_columns, _labels_from_strings
-from .csv import _csv_header, _parse_float_column
+from .csv import _csv_data_rows, _csv_header, _parse_float_column
 from .labels_file import _read_labels_file
 from .npy import _np_load
 from .parquet import _import_pyarrow, _Parquet, _read_parquet_table
@@ -118,8 +118,9 @@ class PredictionChunk:
             If the chunk holds no labels.
         calipers.CalibrationInputError
             If the values break a rule of the validation layer; the message
-            starts with the file and the rows of the chunk, and the positions
-            it names count from the chunk's first row.
+            starts with the file and the rows of the chunk, and the rows it
+            names are rows of the file, as the whole-file read names them
+            (``row 11``: the index, from 0, of the file's twelfth data row).
 
         Examples
         --------
@@ -128,7 +129,7 @@ class PredictionChunk:
         >>> c.check()  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        calipers.validation.CalibrationInputError: x.npy, data rows 11..12 (positions below count from row 11): ...
+        calipers.validation.CalibrationInputError: x.npy, data rows 11..12: probs must lie in [0, 1]; found 1.5 at row 11. ...
         """
         from ..validation import CalibrationInputError, check_predictions
 
@@ -144,9 +145,35 @@ class PredictionChunk:
             )
         except CalibrationInputError as exc:
             raise CalibrationInputError(
-                f"{self.source}, {self.rows} (positions below count from row "
-                f"{self.start + 1}): {exc}"
+                f"{self.source}, {self.rows}: {_file_positions(str(exc), self.start)}"
             ) from None
+
+
+#: Row positions in the messages of the validation layer and of the readers:
+#: ``row 320``, ``data row 321``, ``entry (320, 1)``, ``value 320 is``.
+_POSITION = re.compile(r"\b(row |entry \(|value )(\d+)(?=[^\d.]|$)")
+
+
+def _file_positions(message: str, start: int) -> str:
+    """``message`` about rows counted from a chunk's first row, with rows of the file.
+
+    A chunk that starts ``start`` rows into the file names its row ``i`` (from 0,
+    or data row ``i`` from 1) as the whole-file read names row ``start + i``
+    (``data row start + i``): every position the validation layer or a reader
+    writes (``row i``, ``data row i``, ``entry (i, j)``, ``value i is``) is moved
+    by ``start``, so that chunked reading, Dask partitions and the whole-file
+    read name the same row of the same bad file.
+
+    Examples
+    --------
+    >>> _file_positions("row 320 of probs sums to 1.2", 4000)
+    'row 4320 of probs sums to 1.2'
+    >>> _file_positions("found 7 at row 5, column 2; entry (5, 2) is 1.5", 100)
+    'found 7 at row 105, column 2; entry (105, 2) is 1.5'
+    """
+    if start == 0:
+        return message
+    return _POSITION.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + start}", message)
 
 
 class PredictionChunks:
@@ -500,23 +527,13 @@ def _csv_iter(
         rows: list[list[str]] = []
         line_nos: list[int] = []
         start = 0
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            next(reader, None)
-            for row in reader:
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue  # blank line
-                if len(row) != len(names):
-                    raise _err(
-                        f"'{path}' line {reader.line_num} has {len(row)} fields but the header "
-                        f"has {len(names)}; every row needs one value per column"
-                    )
-                rows.append(row)
-                line_nos.append(reader.line_num)
-                if len(rows) == chunk_rows:
-                    yield chunk(rows, line_nos, start)
-                    start += len(rows)
-                    rows, line_nos = [], []
+        for row, line_no in _csv_data_rows(path, len(names)):
+            rows.append(row)
+            line_nos.append(line_no)
+            if len(rows) == chunk_rows:
+                yield chunk(rows, line_nos, start)
+                start += len(rows)
+                rows, line_nos = [], []
         if rows:
             yield chunk(rows, line_nos, start)
         elif start == 0:

@@ -8,9 +8,10 @@ of a value that is not a number. The column rules are those of
 
 from __future__ import annotations
 
+import codecs
 import csv
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,23 +26,79 @@ from .columns import (
 from .prediction_file import Kind, KindBasis, _err, _Read
 
 
+def _csv_data_rows(path: Path, n_fields: int) -> Iterator[tuple[list[str], int]]:
+    """The data rows of a CSV file as strings, with their line numbers, in file order.
+
+    Blank lines are skipped; a ragged row, a byte that is not UTF-8 and a field
+    longer than the :mod:`csv` module's limit (131 072 characters) are errors
+    naming the file and the line, for the whole-file and the chunked reader alike.
+    """
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        try:
+            next(reader, None)
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue  # blank line
+                if len(row) != n_fields:
+                    raise _err(
+                        f"'{path}' line {reader.line_num} has {len(row)} fields but the header "
+                        f"has {n_fields}; every row needs one value per column"
+                    )
+                yield row, reader.line_num
+        except UnicodeDecodeError as exc:
+            line, col = _first_bad_utf8(path)
+            raise _err(
+                f"'{path}' line {line}, byte {col}: {exc.reason} ({exc.object[exc.start : exc.start + 1]!r}); "
+                "the file is not UTF-8 text, save it as UTF-8"
+            ) from None
+        except csv.Error as exc:
+            raise _err(
+                f"'{path}' line {reader.line_num} cannot be read as CSV ({exc}); a "
+                "prediction file holds one number per class and a label per row"
+            ) from None
+
+
+def _first_bad_utf8(path: Path) -> tuple[int, int]:
+    """Line (from 1) and byte in it (from 1) of the first byte that is not UTF-8.
+
+    Read in blocks (the error path of a file that may not fit in memory).
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    pos = 0  # bytes of the file before the block
+    bad = -1
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            pending = len(decoder.getstate()[0])  # bytes of a sequence cut by the last block
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as exc:
+                bad = pos - pending + max(exc.start, 0)
+                break
+            pos += len(block)
+        else:
+            bad = pos  # the file ends inside a sequence
+        fh.seek(0)
+        line, last_newline, done = 1, -1, 0
+        while done < bad:
+            block = fh.read(min(1 << 20, bad - done))
+            if not block:
+                break
+            line += block.count(b"\n")
+            k = block.rfind(b"\n")
+            if k >= 0:
+                last_newline = done + k
+            done += len(block)
+    return line, bad - last_newline
+
+
 def _csv_rows(path: Path, n_fields: int) -> tuple[list[list[str]], list[int]]:
     """All data rows as strings and their line numbers; a ragged row is an error."""
     rows: list[list[str]] = []
     lines: list[int] = []
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        next(reader, None)
-        for row in reader:
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue  # blank line
-            if len(row) != n_fields:
-                raise _err(
-                    f"'{path}' line {reader.line_num} has {len(row)} fields but the header "
-                    f"has {n_fields}; every row needs one value per column"
-                )
-            rows.append(row)
-            lines.append(reader.line_num)
+    for row, line in _csv_data_rows(path, n_fields):
+        rows.append(row)
+        lines.append(line)
     return rows, lines
 
 
@@ -68,7 +125,7 @@ def _csv_header(
             header = next(csv.reader(fh), None)
     except FileNotFoundError:
         raise _err(f"prediction file '{path}' does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise _err(f"prediction file '{path}' cannot be read as text: {exc}") from None
     if not header:
         raise _err(f"'{path}' is empty; a CSV file needs a header row such as 'label,p0,p1'")

@@ -268,7 +268,7 @@ def _csv_names(path: Path) -> list[str]:
             header = next(csv.reader(fh), None)
     except FileNotFoundError:
         raise _err(f"regression file '{path}' does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise _err(f"regression file '{path}' cannot be read as text: {exc}") from None
     if not header:
         raise _err(f"'{path}' is empty; a CSV file needs a header row such as 'mean,var,y'")

@@ -99,6 +99,7 @@ from typing import Any
 import numpy as np
 
 from ..estimators.binning import Binning
+from ..io.chunks import _file_positions
 from ..io.columns import _class_order, _column_roles, _labels_from_floats, _labels_from_strings
 from ..io.keys import LABELS_KEYS
 from ..io.parquet import _import_pyarrow
@@ -192,8 +193,13 @@ def _update(
     logits: bool,
     where: str,
     second: bool,
+    start: int = 0,
 ) -> _Partial:
     """The states of one partition (the task run on a worker).
+
+    ``start``: rows before the partition, when known; the rows a message names
+    are then rows of the whole array (as :func:`calipers.check_predictions` on
+    all of it would name them).
 
     First pass: ``update`` empty states. Second pass (equal-mass bins only):
     ``refine`` the merged first-pass states with the partition's rows, and send
@@ -242,7 +248,7 @@ def _update(
                 done[key] = st
             out[name] = st.to_json()
     except CalibrationInputError as exc:
-        raise CalibrationInputError(f"{where}: {exc}") from None
+        raise CalibrationInputError(f"{where}: {_file_positions(str(exc), start)}") from None
     return n, out
 
 
@@ -577,8 +583,9 @@ def _array_states(
     ]
 
     def leaf(temps: dict[str, str], second: bool, i: int) -> Any:
+        start = 0 if starts is None else int(starts[i])
         return delayed(_update, pure=True)(
-            temps, p_blocks[i], y_blocks[i], w_blocks[i], logits, where[i], second
+            temps, p_blocks[i], y_blocks[i], w_blocks[i], logits, where[i], second, start
         )
 
     return _passes(leaf, len(p_blocks), templates, split_every, scheduler, refine)
@@ -803,7 +810,7 @@ def _partition_arrays(
             i = int(np.flatnonzero(s.isna().to_numpy())[0])
             raise CalibrationInputError(
                 f"{where}, column {c!r}: {int(s.isna().sum())} missing values, the first in "
-                f"row {i} of the partition; every row needs a value"
+                f"data row {i + 1}; every row needs a value"
             )
     block = part[cols.classes].to_numpy(dtype=np.float64)
     probs = block[:, 0] if len(cols.classes) == 1 else block
@@ -812,19 +819,58 @@ def _partition_arrays(
     if pdt.is_bool_dtype(lab.dtype) or pdt.is_integer_dtype(lab.dtype):
         labels = lab.to_numpy(dtype=np.int64)
     elif pdt.is_float_dtype(lab.dtype):
-        labels = _labels_from_floats(lab.to_numpy(dtype=np.float64), where, cols.label)
+        labels = _labels_from_floats(lab.to_numpy(dtype=np.float64), f"{where},", cols.label)
     else:
         names = cols.classes if len(cols.classes) > 1 else []
-        labels = _labels_from_strings([str(v) for v in lab.tolist()], names, label_where, None)
+        values = [str(v) for v in lab.tolist()]
+        rows = range(1, len(values) + 1)
+        labels = _labels_from_strings(values, names, label_where, rows, at_word="data row")
     weights = None if cols.weight is None else part[cols.weight].to_numpy(dtype=np.float64)
     return probs, labels, weights
 
 
+class _PartitionError(CalibrationInputError):
+    """An error in one partition, with rows counted from its first row.
+
+    Raised on a worker; the caller, which knows (or can count) the rows of the
+    partitions before it, re-raises it with the rows of the data set
+    (:func:`_in_file_rows`).
+    """
+
+    def __init__(self, where: str, partition: int, inner: str) -> None:
+        super().__init__(f"{where} partition {partition}{inner}")
+        self.where, self.partition, self.inner = where, partition, inner
+
+    def __reduce__(self) -> tuple[Any, tuple[str, int, str]]:  # sent back by the workers
+        return (type(self), (self.where, self.partition, self.inner))
+
+
 def _update_partition(
-    templates: dict[str, str], part: Any, cols: _Columns, where: str, second: bool
+    templates: dict[str, str], part: Any, cols: _Columns, where: str, i: int, second: bool
 ) -> _Partial:
-    probs, labels, weights = _partition_arrays(part, cols, where)
-    return _update(templates, probs, labels, weights, cols.logits, where, second)
+    try:
+        probs, labels, weights = _partition_arrays(part, cols, "")
+        return _update(templates, probs, labels, weights, cols.logits, "", second)
+    except CalibrationInputError as exc:
+        raise _PartitionError(where, i, str(exc)) from None  # starts with ": " or ", "
+
+
+def _in_file_rows(exc: _PartitionError, frame: Any, label: str, scheduler: Any) -> Exception:
+    """``exc`` with the rows it names counted from the data set's first row.
+
+    The rows of the partitions before the one that failed are counted (only on
+    this error path: one column of those partitions is read again), so that the
+    message names the row the whole-file read names.
+    """
+    i = exc.partition
+    if i == 0:
+        return CalibrationInputError(str(exc))
+    try:
+        lengths = frame[[label]].partitions[:i].map_partitions(len).compute(scheduler=scheduler)
+        start = int(sum(int(m) for m in lengths))
+    except Exception:  # the count is a courtesy: never hide the error it locates
+        return CalibrationInputError(f"{exc} (rows counted from the partition's first row)")
+    return CalibrationInputError(f"{exc.where} partition {i}{_file_positions(exc.inner, start)}")
 
 
 def _frame_states(
@@ -857,12 +903,20 @@ def _frame_states(
     parts = frame[cols.needed].to_delayed()
 
     def leaf(temps: dict[str, str], second: bool, i: int) -> Any:
-        return delayed(_update_partition, pure=True)(
-            temps, parts[i], cols, f"{where} partition {i}", second
-        )
+        return delayed(_update_partition, pure=True)(temps, parts[i], cols, where, i, second)
 
     label = where if progress else None
-    n, states = _passes(leaf, len(parts), templates, split_every, scheduler, refine, label)
+    try:
+        n, states = _passes(leaf, len(parts), templates, split_every, scheduler, refine, label)
+    except _PartitionError as exc:
+        raise _in_file_rows(exc, frame, cols.label, scheduler) from None
+    except KeyError as exc:  # a part of the data set without a column of the first
+        raise CalibrationInputError(
+            f"{where}: a partition has no column {exc}; every part of the data set needs the "
+            f"columns {cols.needed}"
+        ) from None
+    if n == 0:
+        raise CalibrationInputError(f"{where} has columns but no data rows")
     return n, states, cols
 
 
@@ -1068,13 +1122,82 @@ def _read_parquet(path: str | Path) -> Any:
     combined (never split) up to ``_PARTITION_ROWS`` rows of float64 columns.
     """
     dd = _import("dask.dataframe")
-    _import_pyarrow(Path(path))  # refuses pyarrow releases that unpickle (CVE-2023-47248)
+    pa, _, _ = _import_pyarrow(
+        Path(path)
+    )  # refuses pyarrow releases that unpickle (CVE-2023-47248)
+    _check_parts(path)
     try:
         frame = dd.read_parquet(str(path))
         blocksize = max(1, len(frame.columns)) * 8 * _PARTITION_ROWS
         return dd.read_parquet(str(path), blocksize=blocksize)
     except FileNotFoundError:
         raise CalibrationInputError(f"Parquet data set '{path}' does not exist") from None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise CalibrationInputError(
+            f"Parquet data set '{path}' cannot be read ({type(exc).__name__}: {exc}); write it "
+            "again, e.g. with DataFrame.to_parquet"
+        ) from None
+
+
+#: File names Dask reads as the parts of a Parquet directory.
+_PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+
+
+def _check_parts(path: str | Path) -> None:
+    """Refuse a local Parquet data set that Dask would fail on inside a task.
+
+    Every file of a local directory (as Dask finds them: ``.parquet``, ``.parq``,
+    ``.pq``, not under a name starting with ``_`` or ``.``) has its footer read
+    (no data): a damaged or truncated file, a file without a column of the first
+    one, and a data set without files or without rows are refused with a message
+    naming the file. Remote data sets and globs are left to Dask.
+    """
+    p = Path(path)
+    if not p.is_dir():
+        files = [p] if p.is_file() else []
+        if not files:
+            return  # a glob or a URL: Dask resolves it
+    else:
+        files = sorted(
+            f
+            for f in p.rglob("*")
+            if f.suffix.lower() in _PARQUET_SUFFIXES
+            and f.is_file()
+            and not any(part.startswith(("_", ".")) for part in f.relative_to(p).parts)
+        )
+        if not files:
+            raise CalibrationInputError(
+                f"Parquet data set '{path}' holds no Parquet files (names ending in "
+                f"{', '.join(_PARQUET_SUFFIXES)})"
+            )
+    pa, pq, _ = _import_pyarrow(p)
+    first: list[str] | None = None
+    rows = 0
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                meta = pq.ParquetFile(fh, pre_buffer=False).metadata
+                names = [str(n) for n in meta.schema.to_arrow_schema().names]
+                rows += int(meta.num_rows)
+        except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
+            raise CalibrationInputError(
+                f"Parquet data set '{path}': the file '{f}' is damaged or not a Parquet file "
+                f"({exc}); write it again, e.g. with DataFrame.to_parquet"
+            ) from None
+        names = [n for n in names if not n.startswith("__index_level_")]
+        if first is None:
+            first = names
+            first_file = f
+            continue
+        missing = [n for n in first if n not in names]
+        if missing:
+            raise CalibrationInputError(
+                f"Parquet data set '{path}': the file '{f}' has no column(s) {missing} (its "
+                f"columns: {names}) but '{first_file}' has them; every file of a data set "
+                f"needs the same columns ({first})"
+            )
+    if rows == 0:
+        raise CalibrationInputError(f"Parquet data set '{path}' has columns but no data rows")
 
 
 def read_parquet_states(
@@ -1158,21 +1281,28 @@ def read_parquet_states(
     True
     """
     frame = _read_parquet(path)
+    pa = _import_pyarrow(Path(str(path)))[0]
     with _connected(scheduler, workers) as sched:
-        _, states, _ = _frame_states(
-            frame,
-            metrics,
-            n_bins,
-            prob_columns,
-            label_column,
-            weight_column,
-            logits,
-            split_every,
-            sched,
-            refine,
-            f"'{path}'",
-            progress,
-        )
+        try:
+            _, states, _ = _frame_states(
+                frame,
+                metrics,
+                n_bins,
+                prob_columns,
+                label_column,
+                weight_column,
+                logits,
+                split_every,
+                sched,
+                refine,
+                f"'{path}'",
+                progress,
+            )
+        except (pa.ArrowException, OSError) as exc:  # a part damaged after its footer
+            raise CalibrationInputError(
+                f"Parquet data set '{path}' cannot be read ({type(exc).__name__}: {exc}); "
+                "write it again, e.g. with DataFrame.to_parquet"
+            ) from None
     return states
 
 
