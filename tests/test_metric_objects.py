@@ -136,12 +136,13 @@ def _n_state(metric) -> int:
 
 def test_state_size_does_not_depend_on_n() -> None:
     small, large = _data(10, 3, torch.float64, 0), _data(5000, 3, torch.float64, 1)
+    # the totals, plus the config (settings and reading: 7, 6 and 4 numbers)
     for make, expected in [
-        (lambda: ECE(n_bins=15), 3 * 15),
-        (lambda: ClasswiseECE(num_classes=3, n_bins=15), 3 * 3 * 15),
-        (lambda: BinnedProperCE(n_bins=15), 3 * 15),
-        (NLL, 2),
-        (Brier, 2),
+        (lambda: ECE(n_bins=15), 3 * 15 + 7),
+        (lambda: ClasswiseECE(num_classes=3, n_bins=15), 3 * 3 * 15 + 6),
+        (lambda: BinnedProperCE(n_bins=15), 3 * 15 + 7),
+        (NLL, 2 + 4),
+        (Brier, 2 + 4),
     ]:
         sizes = []
         for p, y in (small, large):

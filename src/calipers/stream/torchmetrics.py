@@ -19,12 +19,24 @@ class                     equals, on the concatenated batches
 
 The state is O(n_bins) (O(num_classes * n_bins) for the class-wise ECE),
 whatever the number of samples, unlike torchmetrics' own calibration error,
-which keeps every confidence. Every state is registered with
+which keeps every confidence. Every total is registered with
 ``dist_reduce_fx="sum"``, so distributed synchronisation (DDP, Lightning's
 ``self.log``) adds the per-process totals, and the result equals the
 single-process value on all the data. Bins follow calipers' rule exactly
 (:class:`calipers.estimators.binning.EqualWidth`: edges ``j / n_bins`` in the input's
 dtype, ``(lo, hi]`` by default), computed on the input's device.
+
+One reading per state. Besides its totals, a state holds a small ``config``
+tensor: the settings its totals depend on (``n_bins``, ``edge_rule``, ``logits``,
+``clip``, ``reduction``) and the reading its first batch fixed (1-D scores
+P(y = 1) or ``(n, k)`` rows, the number of classes, the lens ``"auto"`` resolved
+to, and for the binned objects the dtype the bin edges are in). A later batch
+read differently is refused with an error that names the update, since a state
+mixing two readings equals no calipers function on the data; ``reset()`` frees
+the reading. The ``config`` travels with the totals: ``merge_state``,
+``forward``, ``load_state_dict`` and the distributed synchronisation refuse a
+state whose settings or reading differ, and say which (self against the other).
+A 0-d batch is refused, as the functions refuse it.
 
 This module imports :mod:`torchmetrics` (and PyTorch); ``import calipers``
 does not import it.
@@ -37,6 +49,9 @@ Brier (1950), *Verification of forecasts expressed in terms of probability*.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 import torch
@@ -85,6 +100,75 @@ def _refuse(cls: str, functional: str, kwargs: dict[str, Any]) -> None:
             )
 
 
+_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_EDGE_RULES = ("right", "left")
+_LENSES = ("binary", "top_label")
+_REDUCTIONS = ("sum", "mean")
+_FORMS = ("1-D scores P(y = 1)", "(n, k) rows")
+
+
+def _choice(choices: tuple[str, ...], value: float) -> str:
+    return repr(choices[int(value) - 1])
+
+
+#: What a state's ``config`` tensor may hold: name -> (fixed by the first batch, how a
+#: value reads). Codes are small exact floats; a first-batch field is 0 until a batch
+#: (or a merged or loaded state) fixes it, and 0 agrees with any value.
+_FIELDS: dict[str, tuple[bool, Callable[[float], str]]] = {
+    "n_bins": (False, lambda v: str(int(v))),
+    "edge_rule": (False, lambda v: _choice(_EDGE_RULES, v)),
+    "logits": (False, lambda v: str(bool(v))),
+    "clip": (False, lambda v: "None" if v < 0 else repr(float(v))),
+    "reduction": (False, lambda v: _choice(_REDUCTIONS, v)),
+    "lens": (True, lambda v: _choice(_LENSES, v)),
+    "form": (True, lambda v: _FORMS[int(v) - 1]),
+    "classes": (True, lambda v: str(int(v))),
+    "dtype": (True, lambda v: str(_DTYPES[int(v) - 1])),
+}
+
+
+def _show(field: str, value: float) -> str:
+    first_batch, show = _FIELDS[field]
+    return "not fixed yet" if first_batch and value == 0 else show(value)
+
+
+def _differences(
+    fields: tuple[str, ...], a: list[float], b: list[float]
+) -> list[tuple[str, float, float]]:
+    """The fields on which two configurations disagree (an unfixed reading agrees with all)."""
+    return [
+        (f, x, y)
+        for f, x, y in zip(fields, a, b, strict=True)
+        if x != y and not (_FIELDS[f][0] and (x == 0 or y == 0))
+    ]
+
+
+def _describe(diffs: list[tuple[str, float, float]], left: str, right: str) -> str:
+    return "; ".join(
+        f"{f} differs ({left}: {_show(f, x)}, {right}: {_show(f, y)})" for f, x, y in diffs
+    )
+
+
+def _agree(stacked: torch.Tensor, *, cls: str, fields: tuple[str, ...]) -> torch.Tensor:
+    """``dist_reduce_fx`` of the ``config`` state: the processes' common configuration.
+
+    ``stacked`` holds one configuration per process (rank order); they must agree
+    (an unfixed reading agrees with any), else the totals mean different things and
+    summing them would give a number no calipers function gives: a clear error.
+    """
+    rows = stacked.detach().reshape(-1, len(fields)).tolist()
+    for i, row in enumerate(rows):
+        for j in range(i):
+            diffs = _differences(fields, rows[j], row)
+            if diffs:
+                raise CalibrationInputError(
+                    f"cannot synchronise the {cls} states of processes {j} and {i}: "
+                    + _describe(diffs, f"process {j}", f"process {i}")
+                )
+    merged = [next((v for v in column if v != 0), column[0]) for column in zip(*rows, strict=True)]
+    return torch.tensor(merged, dtype=stacked.dtype, device=stacked.device)
+
+
 def _bin_sums(
     binning: EqualWidth, scores: torch.Tensor, targets: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -97,19 +181,221 @@ def _bin_sums(
     return count, s, t
 
 
-class _Binned(Metric):
-    """Shared machinery of the binned metric objects (states: count, sum_score, sum_target)."""
+class _Configured(Metric):
+    """A metric whose state carries its configuration (the ``config`` state, registered first).
+
+    ``config`` holds the settings the totals depend on and the reading the first
+    batch fixed (see :data:`_FIELDS`); ``update`` refuses a batch read differently,
+    and ``merge_state``, ``forward``, ``load_state_dict`` and the distributed
+    synchronisation (:func:`_agree`) refuse a state whose configuration differs.
+    """
 
     is_differentiable = False
     higher_is_better = False
     full_state_update = False
 
+    config: torch.Tensor
+    logits: bool
+    validate: bool
+    _config_fields: tuple[str, ...]
+    _forward_from: int | None = None
+
+    def _add_config(self, **values: float) -> None:
+        """Register the ``config`` state (before any other, so that it is checked first)."""
+        fields = tuple(values)
+        self._config_fields = fields
+        self.add_state(
+            "config",
+            default=torch.tensor([float(v) for v in values.values()], dtype=torch.float64),
+            dist_reduce_fx=functools.partial(_agree, cls=type(self).__name__, fields=fields),
+        )
+
+    def _state_shape(self, config: dict[str, float]) -> tuple[int, ...]:
+        """The shape of the totals under ``config``."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ one batch
+
+    def _update_number(self) -> int:
+        """The number of this ``update`` call since the last reset (as ``forward`` counts too)."""
+        if self._forward_from is not None:  # forward() runs update on an emptied copy
+            return self._forward_from + 1
+        return int(self._update_count)
+
+    @contextlib.contextmanager
+    def _updating(self) -> Iterator[None]:
+        """Name the metric and the update in every input error raised inside."""
+        try:
+            yield
+        except CalibrationInputError as err:
+            where = f"{type(self).__name__} update #{self._update_number()}"
+            raise CalibrationInputError(f"{where}: {err}") from err
+
+    #: What :meth:`torchmetrics.Metric.forward` changes on the way (besides the states).
+    _FORWARD_CONTEXT = (
+        "_update_count",
+        "_computed",
+        "_forward_cache",
+        "_to_sync",
+        "_should_unsync",
+        "_is_synced",
+        "compute_on_cpu",
+        "_enable_grad",
+    )
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """As :meth:`torchmetrics.Metric.forward`, but a refused batch leaves the state as it was.
+
+        torchmetrics' ``forward`` empties the state, adds the batch and merges the
+        state back; an error on the way (a batch read differently, a bad value)
+        would lose every earlier batch. Here the state and its context are put
+        back, and the error names the update as ``update`` does.
+        """
+        states = self._copy_state_dict()
+        context = {k: getattr(self, k) for k in self._FORWARD_CONTEXT if hasattr(self, k)}
+        self._forward_from = int(self._update_count)
+        try:
+            return super().forward(*args, **kwargs)
+        except BaseException:
+            for name, value in states.items():
+                setattr(self, name, value)
+            for name, value in context.items():
+                setattr(self, name, value)
+            self._update_count = int(context.get("_update_count", 0)) + 1  # as update counts
+            raise
+        finally:
+            self._forward_from = None
+
+    def _read(self, preds: Any, target: Any, validate: bool) -> Predictions | None:
+        """The batch in calipers' form (None for an empty batch, which adds nothing)."""
+        if not (isinstance(preds, torch.Tensor) and isinstance(target, torch.Tensor)):
+            raise CalibrationInputError("preds and target must be torch tensors")
+        if preds.ndim and preds.shape[0] == 0:
+            return None  # an empty batch adds nothing
+        # a 0-d batch is refused here, as the functions refuse it
+        return check_predictions(preds, target, logits=self.logits, validate=validate)
+
+    def _reading(self, P: Predictions, **more: float) -> dict[str, float]:
+        """What a batch fixes: its form and number of classes (and ``more``)."""
+        return {"form": 1.0 if P.binary else 2.0, "classes": float(P.n_classes), **more}
+
+    def _reading_error(self, diffs: list[tuple[str, float, float]], state: dict[str, float]) -> str:
+        """The message for a batch (``diffs``: field, batch value, state value)."""
+        origin = "fixed by the first batch" if state["form"] else "set when the object was made"
+        what = "; ".join(
+            f"{f} {_show(f, b)} in this batch, {_show(f, a)} {origin}" for f, b, a in diffs
+        )
+        return (
+            f"this batch is read differently from the state: {what}. A state reads every "
+            "batch as its first batch fixed (totals of two readings would equal no calipers "
+            "function on the data); call reset() to start a new state, or keep one object "
+            "per reading"
+        )
+
+    def _check_reading(self, reading: dict[str, float]) -> None:
+        """Refuse a batch whose reading differs from the one the state fixed."""
+        state = dict(zip(self._config_fields, self.config.tolist(), strict=True))
+        diffs = [(f, v, state[f]) for f, v in reading.items() if state[f] not in (0.0, v)]
+        if diffs:
+            raise CalibrationInputError(self._reading_error(diffs, state))
+
+    def _fix_reading(self, reading: dict[str, float]) -> None:
+        """Record the reading (after the batch was added)."""
+        values = dict(zip(self._config_fields, self.config.tolist(), strict=True))
+        values.update(reading)
+        self.config = self.config.new_tensor([values[f] for f in self._config_fields])
+
+    # ------------------------------------------------------------------ other states
+
+    def _check_other(
+        self, state: Mapping[str, Any], mine: list[float], left: str, right: str, action: str
+    ) -> None:
+        """Refuse another state (merged or loaded) whose configuration differs from ``mine``."""
+        cls, fields = type(self).__name__, self._config_fields
+        missing = [name for name in self._defaults if name not in state]
+        if missing:
+            raise CalibrationInputError(
+                f"cannot {action} this {cls} state: the {right} state has no "
+                f"{', '.join(repr(m) for m in missing)} {'entry' if len(missing) == 1 else 'entries'}"
+                f" (the state of {cls} is {', '.join(self._defaults)}; 'config' holds its "
+                f"settings and reading: {', '.join(fields)})"
+            )
+        theirs = torch.as_tensor(state["config"]).detach().reshape(-1).tolist()
+        if len(theirs) != len(fields):
+            raise CalibrationInputError(
+                f"cannot {action} this {cls} state: the {right} state's 'config' has "
+                f"{len(theirs)} values, a {cls} config {len(fields)} ({', '.join(fields)})"
+            )
+        diffs = _differences(fields, mine, theirs)
+        if diffs:
+            raise CalibrationInputError(
+                f"cannot {action} this {cls} state: " + _describe(diffs, left, right)
+            )
+        shape = self._state_shape(dict(zip(fields, theirs, strict=True)))
+        for name in self._defaults:
+            got = tuple(torch.as_tensor(state[name]).shape)
+            if name != "config" and got != shape:
+                raise CalibrationInputError(
+                    f"cannot {action} this {cls} state: the {right} state's {name!r} has shape "
+                    f"{got}, its config says {shape}"
+                )
+
+    def _align(self, incoming: dict[str, Any]) -> dict[str, Any]:
+        """Make the totals of two agreeing states the same shape (only the class-wise ECE needs it)."""
+        return incoming
+
+    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
+        """Add another state of the same settings and reading (:meth:`torchmetrics.Metric.merge_state`).
+
+        Raises :class:`~calipers.CalibrationInputError` naming each setting that
+        differs (self against the other) or each missing entry.
+        """
+        if isinstance(incoming_state, type(self)):
+            self._check_other(
+                incoming_state.metric_state, self.config.tolist(), "self", "other", "merge"
+            )
+        elif isinstance(incoming_state, Mapping):
+            self._check_other(incoming_state, self.config.tolist(), "self", "other", "merge")
+        super().merge_state(incoming_state)  # (torchmetrics' own errors for other classes)
+
+    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
+        # merge_state (checked above) and forward (the state so far, then this batch)
+        theirs = torch.as_tensor(incoming_state["config"]).reshape(-1).tolist()
+        diffs = _differences(self._config_fields, self.config.tolist(), theirs)
+        if diffs:  # forward(): a batch read differently from the state
+            state = dict(zip(self._config_fields, theirs, strict=True))
+            where = f"{type(self).__name__} update #{self._update_number()}"
+            raise CalibrationInputError(f"{where}: {self._reading_error(diffs, state)}")
+        super()._reduce_states(self._align(dict(incoming_state)))
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        present = {k: state_dict[prefix + k] for k in self._defaults if prefix + k in state_dict}
+        # the loaded state replaces this one: compare it with the settings this one was made with
+        if present:
+            default = self._defaults["config"]
+            assert isinstance(default, torch.Tensor)
+            self._check_other(present, default.tolist(), "self", "state_dict", "load")
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+
+
+class _Binned(_Configured):
+    """Shared machinery of the binned metric objects (states: config, count, sum_score, sum_target)."""
+
     count: torch.Tensor
     sum_score: torch.Tensor
     sum_target: torch.Tensor
     binning: EqualWidth
-    logits: bool
-    validate: bool
 
     def _init_states(self, shape: tuple[int, ...]) -> None:
         for name in ("count", "sum_score", "sum_target"):
@@ -117,12 +403,15 @@ class _Binned(Metric):
                 name, default=torch.zeros(shape, dtype=torch.float64), dist_reduce_fx="sum"
             )
 
-    def _check(self, preds: Any, target: Any) -> Predictions | None:
-        if not (isinstance(preds, torch.Tensor) and isinstance(target, torch.Tensor)):
-            raise CalibrationInputError("preds and target must be torch tensors")
-        if preds.ndim and preds.shape[0] == 0:
-            return None  # an empty batch adds nothing
-        return check_predictions(preds, target, logits=self.logits, validate=self.validate)
+    def _state_shape(self, config: dict[str, float]) -> tuple[int, ...]:
+        return (int(config["n_bins"]),)
+
+    def _binned_reading(self, P: Predictions, **more: float) -> dict[str, float]:
+        """A batch's reading, with the dtype its bin edges are in."""
+        dtype = P.probs.dtype
+        if dtype not in _DTYPES:  # pragma: no cover - check_predictions gives floats
+            raise CalibrationInputError(f"preds of dtype {dtype} are not supported")
+        return self._reading(P, dtype=float(_DTYPES.index(dtype) + 1), **more)
 
     def _error(
         self, divergence: str, aggregate: str, class_aggregate: str = "mean"
@@ -218,19 +507,36 @@ class ECE(_Binned):
         self.norm = norm
         self.logits = logits
         self.validate = validate
+        self._add_config(
+            n_bins=int(n_bins),
+            edge_rule=_EDGE_RULES.index(edge_rule) + 1,
+            logits=bool(logits),
+            lens=0 if lens == "auto" else _LENSES.index(lens) + 1,  # "auto": the first batch says
+            form=0,
+            classes=0,
+            dtype=0,
+        )
         self._init_states((int(n_bins),))
 
     def update(self, preds: torch.Tensor, target: torch.Tensor) -> None:
-        """Add a batch: ``preds`` of shape (n,) (P(y = 1)) or (n, k), ``target`` of shape (n,)."""
-        P = self._check(preds, target)
-        if P is None:
-            return
-        use = resolve_lens(self.lens, P)
-        sl = next(binary(P) if use == "binary" else top_label(P))
-        c, s, t = _bin_sums(self.binning, sl.scores, sl.targets)
-        self.count += c
-        self.sum_score += s
-        self.sum_target += t
+        """Add a batch: ``preds`` of shape (n,) (P(y = 1)) or (n, k), ``target`` of shape (n,).
+
+        The first batch fixes the reading (form, classes, lens, dtype); a batch read
+        differently raises :class:`~calipers.CalibrationInputError`.
+        """
+        with self._updating():
+            P = self._read(preds, target, self.validate)
+            if P is None:
+                return
+            use = resolve_lens(self.lens, P)
+            reading = self._binned_reading(P, lens=_LENSES.index(use) + 1)
+            self._check_reading(reading)
+            sl = next(binary(P) if use == "binary" else top_label(P))
+            c, s, t = _bin_sums(self.binning, sl.scores, sl.targets)
+            self.count += c
+            self.sum_score += s
+            self.sum_target += t
+            self._fix_reading(reading)
 
     def compute(self) -> torch.Tensor:
         """The error over all the batches (a 0-d float64 tensor; NaN before any data)."""
@@ -298,33 +604,54 @@ class ClasswiseECE(_Binned):
         self.reduction = reduction
         self.logits = logits
         self.validate = validate
+        self._add_config(
+            n_bins=int(n_bins),
+            edge_rule=_EDGE_RULES.index(edge_rule) + 1,
+            logits=bool(logits),
+            form=0,
+            classes=0 if num_classes is None else num_classes,
+            dtype=0,
+        )
         # num_classes=None: no rows until the first batch says how many classes there are
         self._init_states((0 if num_classes is None else num_classes, int(n_bins)))
 
+    def _state_shape(self, config: dict[str, float]) -> tuple[int, ...]:
+        return (int(config["classes"]), int(config["n_bins"]))
+
+    def _align(self, incoming: dict[str, Any]) -> dict[str, Any]:
+        # a state made with num_classes=None that has seen no batch has no rows yet
+        names = ("count", "sum_score", "sum_target")
+        mine, theirs = int(self.count.shape[0]), int(torch.as_tensor(incoming["count"]).shape[0])
+        if mine == 0 and theirs:
+            for name in names:
+                setattr(self, name, torch.zeros_like(torch.as_tensor(incoming[name])))
+        elif theirs == 0 and mine:
+            for name in names:
+                incoming[name] = torch.zeros_like(getattr(self, name))
+        return incoming
+
     def update(self, preds: torch.Tensor, target: torch.Tensor) -> None:
-        """Add a batch: ``preds`` of shape (n, num_classes) (or (n,) for two classes)."""
-        P = self._check(preds, target)
-        if P is None:
-            return
-        rows = int(self.count.shape[0])
-        if rows == 0:  # num_classes=None and no batch yet (or since reset): the first one says
-            for name in ("count", "sum_score", "sum_target"):
-                shape = (P.n_classes, int(self.binning.n_bins))
-                setattr(self, name, torch.zeros(shape, dtype=torch.float64, device=self.device))
-        elif P.n_classes != rows:
-            made = (
-                f"num_classes={self.num_classes}"
-                if self.num_classes is not None
-                else f"{rows} classes read from its first batch"
-            )
-            raise CalibrationInputError(
-                f"preds has {P.n_classes} classes; this metric was made with {made}"
-            )
-        for c, sl in enumerate(classwise(P)):
-            cnt, s, t = _bin_sums(self.binning, sl.scores, sl.targets)
-            self.count[c] += cnt
-            self.sum_score[c] += s
-            self.sum_target[c] += t
+        """Add a batch: ``preds`` of shape (n, num_classes) (or (n,) for two classes).
+
+        The first batch fixes the reading (form, classes, dtype); a batch read
+        differently raises :class:`~calipers.CalibrationInputError`.
+        """
+        with self._updating():
+            P = self._read(preds, target, self.validate)
+            if P is None:
+                return
+            reading = self._binned_reading(P)
+            self._check_reading(reading)
+            if int(self.count.shape[0]) == 0:  # num_classes=None, no batch yet: this one says
+                for name in ("count", "sum_score", "sum_target"):
+                    shape = (P.n_classes, int(self.binning.n_bins))
+                    setattr(self, name, torch.zeros(shape, dtype=torch.float64, device=self.device))
+            for c, sl in enumerate(classwise(P)):
+                cnt, s, t = _bin_sums(self.binning, sl.scores, sl.targets)
+                self.count[c] += cnt
+                self.sum_score[c] += s
+                self.sum_target[c] += t
+            self._fix_reading(reading)
 
     def compute(self) -> torch.Tensor:
         """The class-wise ECE over all the batches (0-d float64 tensor; NaN before any data)."""
@@ -392,39 +719,50 @@ class BinnedProperCE(ECE):
         return self._error("kl" if self.score == "log" else "squared_l2", "weighted")
 
 
-class _Mean(Metric):
+class _Mean(_Configured):
     """A sample mean of a per-row score, kept as (sum, count) in float64."""
-
-    is_differentiable = False
-    higher_is_better = False
-    full_state_update = False
 
     total: torch.Tensor
     n: torch.Tensor
-    logits: bool
-    validate: bool
 
-    def __init__(self, logits: bool = False, validate: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        settings: dict[str, float],
+        logits: bool = False,
+        validate: bool = True,
+        **kwargs: Any,
+    ) -> None:
         _refuse(type(self).__name__, type(self).__name__.lower(), kwargs)
         super().__init__(**kwargs)
         self.logits = logits
         self.validate = validate
+        self._add_config(logits=bool(logits), **settings, form=0, classes=0)
         self.add_state("total", default=torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("n", default=torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+
+    def _state_shape(self, config: dict[str, float]) -> tuple[int, ...]:
+        return ()
 
     def _batch_mean(self, preds: torch.Tensor, target: torch.Tensor) -> Any:
         raise NotImplementedError
 
     def update(self, preds: torch.Tensor, target: torch.Tensor) -> None:
-        """Add a batch: ``preds`` of shape (n,) (P(y = 1)) or (n, k), ``target`` of shape (n,)."""
-        if not (isinstance(preds, torch.Tensor) and isinstance(target, torch.Tensor)):
-            raise CalibrationInputError("preds and target must be torch tensors")
-        n = int(preds.shape[0]) if preds.ndim else 0
-        if n == 0:
-            return
-        mean = torch.as_tensor(self._batch_mean(preds, target)).detach().to(torch.float64)
-        self.total += mean.to(self.total.device) * n
-        self.n += n
+        """Add a batch: ``preds`` of shape (n,) (P(y = 1)) or (n, k), ``target`` of shape (n,).
+
+        The first batch fixes the reading (form, classes); a batch read differently
+        raises :class:`~calipers.CalibrationInputError`.
+        """
+        with self._updating():
+            P = self._read(preds, target, validate=False)  # the score validates the values
+            if P is None:
+                return
+            reading = self._reading(P)
+            self._check_reading(reading)
+            n = P.n_samples
+            mean = torch.as_tensor(self._batch_mean(preds, target)).detach().to(torch.float64)
+            self.total += mean.to(self.total.device) * n
+            self.n += n
+            self._fix_reading(reading)
 
     def compute(self) -> torch.Tensor:
         """The mean over all the batches (0-d float64 tensor; NaN before any data)."""
@@ -468,7 +806,17 @@ class NLL(_Mean):
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
-        super().__init__(logits=logits, validate=validate, **kwargs)
+        _refuse(type(self).__name__, "nll", kwargs)
+        if clip is not None and (
+            isinstance(clip, bool) or not isinstance(clip, int | float) or not 0 <= clip < 0.5
+        ):
+            raise CalibrationInputError(f"clip must be in [0, 0.5); got {clip!r}")
+        super().__init__(
+            {"clip": -1.0 if clip is None else float(clip)},
+            logits=logits,
+            validate=validate,
+            **kwargs,
+        )
         self.clip = clip
 
     def _batch_mean(self, preds: torch.Tensor, target: torch.Tensor) -> Any:
@@ -510,7 +858,12 @@ class Brier(_Mean):
         _refuse(type(self).__name__, "brier", kwargs)
         if reduction not in ("sum", "mean"):
             raise CalibrationInputError(f"reduction must be 'sum' or 'mean'; got {reduction!r}")
-        super().__init__(logits=logits, validate=validate, **kwargs)
+        super().__init__(
+            {"reduction": _REDUCTIONS.index(reduction) + 1},
+            logits=logits,
+            validate=validate,
+            **kwargs,
+        )
         self.reduction = reduction
 
     def _batch_mean(self, preds: torch.Tensor, target: torch.Tensor) -> Any:

@@ -1,0 +1,382 @@
+"""Hardening of the metric objects (:mod:`calipers.stream.torchmetrics`): one reading per state.
+
+A state fixes how it reads its input at the first batch (1-D scores P(y = 1) or
+``(n, k)`` rows, the number of classes, the resolved lens, and for the binned
+objects the dtype its bin edges are in) and refuses a later batch that reads
+differently, naming the update; its configuration travels with it, so that
+``load_state_dict``, ``merge_state``, ``forward`` and a distributed ``sync`` refuse a
+state made with other settings and say which setting differs. A 0-d batch is
+refused, as the functions refuse it. The oracle throughout is the calipers function
+on the concatenated accepted batches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchmetrics")
+
+import calipers as cp  # noqa: E402
+import calipers.stream.torchmetrics as tm  # noqa: E402
+from calipers.estimators.binning import EqualWidth  # noqa: E402
+from calipers.stream.torchmetrics import ECE, NLL, BinnedProperCE, Brier, ClasswiseECE  # noqa: E402
+
+# Every object the module exports, with the calipers function it must equal on the
+# concatenated batches (the oracle).
+OBJECTS = {
+    "ECE": (lambda **kw: ECE(n_bins=10, **kw), lambda p, y: cp.ece(p, y, n_bins=10)),
+    "ClasswiseECE": (
+        lambda **kw: ClasswiseECE(n_bins=10, **kw),
+        lambda p, y: cp.classwise_ece(p, y, n_bins=10),
+    ),
+    "BinnedProperCE": (
+        lambda **kw: BinnedProperCE(n_bins=10, **kw),
+        lambda p, y: cp.calibration_error(p, y, estimator=EqualWidth(10), divergence="kl"),
+    ),
+    "NLL": (lambda **kw: NLL(**kw), lambda p, y: cp.nll(p, y)),
+    "Brier": (lambda **kw: Brier(**kw), lambda p, y: cp.brier(p, y)),
+}
+
+
+# merging into an object that has had no update() makes torchmetrics warn that compute()
+# comes "before the update": the state is not empty, the warning is torchmetrics' own
+pytestmark = pytest.mark.filterwarnings("ignore:The ``compute`` method of metric")
+
+
+def test_every_exported_object_is_covered() -> None:
+    assert set(OBJECTS) == set(tm.__all__)
+
+
+def _binary(n: int, seed: int, dtype=torch.float64):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.01, 0.99, size=n)
+    p[:11] = np.arange(11) / 10  # some scores on the bin edges
+    p[0], p[10] = 0.05, 0.95
+    y = rng.integers(0, 2, size=n)
+    return torch.as_tensor(p).to(dtype), torch.as_tensor(y)
+
+
+def _rows(n: int, k: int, seed: int, dtype=torch.float64):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(k, 0.8), size=n)
+    return torch.as_tensor(p).to(dtype), torch.as_tensor(rng.integers(0, k, size=n))
+
+
+def _close(a, b) -> None:
+    a, b = float(a), float(b)
+    assert a == pytest.approx(b, rel=0, abs=1e-12), (a, b)
+
+
+# --------------------------------------------------------------------------- item 2: one reading
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+@pytest.mark.parametrize("order", ["1-D first", "rows first"])
+def test_mixed_1d_and_two_column_batches_are_refused(name, order) -> None:
+    make, oracle = OBJECTS[name]
+    p, y = _binary(300, 1)
+    two = torch.stack([1 - p, p], 1)
+    first, second = (p, two) if order == "1-D first" else (two, p)
+    m = make()
+    m.update(first[:100], y[:100])
+    m.update(first[100:150], y[100:150])
+    with pytest.raises(cp.CalibrationInputError, match=r"update #3") as err:
+        m.update(second[150:], y[150:])
+    msg = str(err.value)
+    assert "1-D" in msg and "(n, k)" in msg and "first batch" in msg, msg
+    # the refused batch left the state as it was: the function on the accepted batches
+    _close(m.compute(), oracle(first[:150], y[:150]))
+    # the same through forward() (Lightning's self.metric(preds, target))
+    m = make()
+    m(first[:100], y[:100])
+    m(first[100:150], y[100:150])
+    with pytest.raises(cp.CalibrationInputError, match=r"update #3"):
+        m(second[150:], y[150:])
+    _close(m.compute(), oracle(first[:150], y[:150]))
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_a_change_in_the_number_of_classes_is_refused(name) -> None:
+    make, oracle = OBJECTS[name]
+    p3, y3 = _rows(200, 3, 2)
+    p4, y4 = _rows(50, 4, 3)
+    m = make()
+    m.update(p3, y3)
+    with pytest.raises(cp.CalibrationInputError, match=r"update #2.*classes.*4.*3"):
+        m.update(p4, y4)
+    _close(m.compute(), oracle(p3, y3))
+
+
+@pytest.mark.parametrize("name", ["ECE", "ClasswiseECE", "BinnedProperCE"])
+def test_binned_objects_refuse_a_change_of_dtype(name) -> None:
+    # The bin edges are j / n_bins in the input's dtype: a float32 score of 0.6 is the
+    # edge in float32 but above it in float64, so a state mixing the two bins the same
+    # score two ways and equals no function call on the concatenated data.
+    make, oracle = OBJECTS[name]
+    p, y = _binary(200, 4)
+    two = torch.stack([1 - p, p], 1)
+    m = make()
+    m.update(two[:100].float(), y[:100])
+    with pytest.raises(cp.CalibrationInputError, match=r"update #2.*dtype.*float64.*float32"):
+        m.update(two[100:], y[100:])
+    _close(m.compute(), oracle(two[:100].float(), y[:100]))
+
+
+def test_lens_fixed_by_first_batch_of_auto() -> None:
+    # lens="auto" reads 1-D input with the binary lens and rows by their top label
+    p, y = _binary(120, 5)
+    m = ECE(n_bins=10)
+    m.update(p[:60], y[:60])
+    with pytest.raises(cp.CalibrationInputError, match=r"update #2"):
+        m.update(torch.stack([1 - p[60:], p[60:]], 1), y[60:])
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_a_refused_batch_in_forward_keeps_the_earlier_batches(name) -> None:
+    # torchmetrics' forward() empties the state, adds the batch, merges the state back:
+    # an error in between (here a NaN) must not lose the batches before it
+    make, oracle = OBJECTS[name]
+    p, y = _rows(300, 3, 22)
+    bad = p[200:].clone()
+    bad[5, 0] = float("nan")
+    m = make()
+    m(p[:100], y[:100])
+    m(p[100:200], y[100:200])
+    with pytest.raises(cp.CalibrationInputError, match=r"update #3"):
+        m(bad, y[200:])
+    _close(m.compute(), oracle(p[:200], y[:200]))
+    m(p[200:], y[200:])  # and it goes on as update() would
+    _close(m.compute(), oracle(p, y))
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_reset_frees_the_reading(name) -> None:
+    make, oracle = OBJECTS[name]
+    p, y = _binary(100, 6)
+    P, Y = _rows(100, 3, 7)
+    m = make()
+    m.update(p, y)
+    m.reset()
+    m.update(P, Y)
+    _close(m.compute(), oracle(P, Y))
+
+
+# --------------------------------------------------------------------------- item 3: 0-d batches
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_zero_dim_batch_is_refused_as_the_function_refuses_it(name) -> None:
+    make, oracle = OBJECTS[name]
+    with pytest.raises(cp.CalibrationInputError, match=r"shape"):
+        oracle(torch.tensor(0.5), torch.tensor(1))
+    with pytest.raises(cp.CalibrationInputError, match=r"shape"):
+        oracle(0.5, 1)
+    m = make()
+    with pytest.raises(cp.CalibrationInputError, match=r"update #1.*shape"):
+        m.update(torch.tensor(0.5), torch.tensor(1))
+    # nothing was added: the next batch alone gives the function's value
+    p, y = _binary(50, 8)
+    m.update(p, y)
+    _close(m.compute(), oracle(p, y))
+
+
+# --------------------------------------------------------------------------- item 3: load
+
+
+def _state(m) -> dict:
+    m.persistent(True)
+    return m.state_dict()
+
+
+def test_load_state_dict_with_other_n_bins_is_refused() -> None:
+    p, y = _binary(300, 9)
+    a = ECE(n_bins=15)
+    a.update(p, y)
+    b = ECE(n_bins=10)
+    b.persistent(True)
+    with pytest.raises(cp.CalibrationInputError, match=r"n_bins.*self: 10.*state_dict: 15"):
+        b.load_state_dict(_state(a))
+    # b is untouched and still works
+    b.update(p, y)
+    _close(b.compute(), cp.ece(p, y, n_bins=10))
+
+
+@pytest.mark.parametrize(
+    ("make_a", "make_b", "setting"),
+    [
+        (lambda: ECE(edge_rule="left"), lambda: ECE(), "edge_rule"),
+        (lambda: ECE(logits=True), lambda: ECE(), "logits"),
+        (lambda: ECE(lens="binary"), lambda: ECE(lens="top_label"), "lens"),
+        (lambda: ClasswiseECE(num_classes=2), lambda: ClasswiseECE(num_classes=3), "classes"),
+        (lambda: NLL(clip=1e-15), lambda: NLL(), "clip"),
+        (lambda: Brier(reduction="mean"), lambda: Brier(), "reduction"),
+        (lambda: NLL(logits=True), lambda: NLL(), "logits"),
+    ],
+)
+def test_load_and_merge_name_the_setting_that_differs(make_a, make_b, setting) -> None:
+    p, y = _binary(200, 10)
+    two = torch.stack([1 - p, p], 1)
+    a, b = make_a(), make_b()
+    a.update(two, y)
+    with pytest.raises(cp.CalibrationInputError, match=rf"{setting}.*self.*other"):
+        b.merge_state(a)
+    b.persistent(True)
+    with pytest.raises(cp.CalibrationInputError, match=rf"{setting}.*self.*state_dict"):
+        b.load_state_dict(_state(a))
+    assert float(b.count.sum() if hasattr(b, "count") else b.n) == 0  # b untouched
+
+
+def test_load_state_dict_round_trip_equals_the_function() -> None:
+    p, y = _rows(400, 4, 11)
+    for make, oracle in OBJECTS.values():
+        a = make()
+        a.update(p[:250], y[:250])
+        b = make()
+        b.persistent(True)
+        b.load_state_dict(_state(a))
+        b.update(p[250:], y[250:])
+        _close(b.compute(), oracle(p, y))
+        # the loaded state keeps the reading of the one it came from
+        with pytest.raises(cp.CalibrationInputError, match=r"classes"):
+            b.update(*_rows(10, 3, 12))
+
+
+def test_load_state_dict_without_its_configuration_is_refused() -> None:
+    p, y = _binary(100, 13)
+    a = ECE(n_bins=10)
+    a.update(p, y)
+    sd = _state(a)
+    del sd["config"]
+    b = ECE(n_bins=10)
+    b.persistent(True)
+    with pytest.raises(cp.CalibrationInputError, match=r"config"):
+        b.load_state_dict(sd)
+
+
+# --------------------------------------------------------------------------- item 3: merge
+
+
+def test_merge_different_n_bins_is_a_clear_error() -> None:
+    p, y = _binary(200, 14)
+    a, b = ECE(n_bins=15), ECE(n_bins=10)
+    a.update(p, y)
+    b.update(p, y)
+    with pytest.raises(cp.CalibrationInputError, match=r"n_bins.*self: 10.*other: 15"):
+        b.merge_state(a)
+    _close(b.compute(), cp.ece(p, y, n_bins=10))  # b untouched
+
+
+def test_binary_lens_does_not_merge_into_top_label() -> None:
+    p, y = _rows(200, 2, 15)
+    a, b = ECE(lens="binary"), ECE(lens="top_label")
+    a.update(p, y)
+    b.update(p, y)
+    with pytest.raises(cp.CalibrationInputError, match=r"lens.*'top_label'.*'binary'"):
+        b.merge_state(a)
+    # auto resolved to the binary lens (1-D input) does not merge into top_label either
+    q, z = _binary(100, 16)
+    c = ECE()
+    c.update(q, z)
+    with pytest.raises(cp.CalibrationInputError, match=r"lens"):
+        b.merge_state(c)
+
+
+def test_merge_refuses_another_reading() -> None:
+    p, y = _binary(200, 17)
+    for make, _ in OBJECTS.values():
+        a, b = make(), make()
+        a.update(p, y)
+        b.update(torch.stack([1 - p, p], 1), y)
+        with pytest.raises(cp.CalibrationInputError, match=r"form"):
+            b.merge_state(a)
+
+
+def test_merge_refuses_a_dict_without_configuration() -> None:
+    p, y = _binary(100, 18)
+    a, b = ECE(n_bins=10), ECE(n_bins=10)
+    a.update(p, y)
+    with pytest.raises(cp.CalibrationInputError, match=r"config"):
+        b.merge_state({"count": a.count, "sum_score": a.sum_score, "sum_target": a.sum_target})
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_merge_and_forward_equal_the_function(k) -> None:
+    p, y = _binary(600, 19) if k == 1 else _rows(600, k, 19)
+    for make, oracle in OBJECTS.values():
+        ref = oracle(p, y)
+        # two objects, each on its part, merged (also into a fresh object, and a fresh one in)
+        a, b, fresh = make(), make(), make()
+        a.update(p[:250], y[:250])
+        b.update(p[250:], y[250:])
+        a.merge_state(b)
+        a.merge_state(make())
+        _close(a.compute(), ref)
+        fresh.merge_state(a)
+        _close(fresh.compute(), ref)
+        # forward() batch by batch (the per-batch value is the function on the batch)
+        m = make()
+        for sl in (slice(0, 1), slice(1, 100), slice(100, 100), slice(100, 600)):
+            out = m(p[sl], y[sl])
+            if sl.stop > sl.start:
+                _close(out, oracle(p[sl], y[sl]))
+        _close(m.compute(), ref)
+
+
+def test_classwise_ece_without_num_classes_forward_and_merge() -> None:
+    p, y = _rows(500, 3, 20)
+    m = ClasswiseECE(n_bins=10)
+    m(p[:200], y[:200])
+    m(p[200:], y[200:])
+    _close(m.compute(), cp.classwise_ece(p, y, n_bins=10))
+    a, b = ClasswiseECE(n_bins=10), ClasswiseECE(n_bins=10)
+    a.update(p[:200], y[:200])
+    b.merge_state(a)  # empty (no rows yet) <- 3 classes
+    a.merge_state(ClasswiseECE(n_bins=10))  # 3 classes <- empty
+    b.update(p[200:], y[200:])
+    _close(b.compute(), cp.classwise_ece(p, y, n_bins=10))
+    _close(a.compute(), cp.classwise_ece(p[:200], y[:200], n_bins=10))
+
+
+# --------------------------------------------------------------------------- item 3: sync
+
+
+def _fake_sync(m, other):
+    """``m.compute()`` as if a second process held ``other``'s state (gather = [mine, theirs]).
+
+    compute() synchronises the states (torchmetrics' ``sync``, with each state's
+    ``dist_reduce_fx``), computes, and restores the local state.
+    """
+    theirs = {id(getattr(m, attr)): getattr(other, attr) for attr in m._defaults}
+
+    def gather(t, group=None):
+        return [t, theirs[id(t)]]
+
+    saved = m.dist_sync_fn, m.distributed_available_fn
+    m.dist_sync_fn, m.distributed_available_fn = gather, lambda: True
+    try:
+        return m.compute()
+    finally:
+        m.dist_sync_fn, m.distributed_available_fn = saved
+
+
+def test_sync_equals_the_function_and_refuses_other_settings() -> None:
+    p, y = _rows(400, 3, 21)
+    for make, oracle in OBJECTS.values():
+        a, b = make(), make()
+        a.update(p[:150], y[:150])
+        b.update(p[150:], y[150:])
+        _close(_fake_sync(a, b), oracle(p, y))
+        a.update(p[:0], y[:0])  # (an update drops compute()'s cache)
+        _close(a.compute(), oracle(p[:150], y[:150]))  # the local state is back
+    a, b = ECE(n_bins=10), ECE(n_bins=15)
+    a.update(p, y)
+    b.update(p, y)
+    with pytest.raises(cp.CalibrationInputError, match=r"n_bins.*10.*15"):
+        _fake_sync(a, b)
+    a, b = Brier(), Brier()
+    a.update(p, y)
+    b.update(p[:, 0], (y == 0).long())
+    with pytest.raises(cp.CalibrationInputError, match=r"form"):
+        _fake_sync(a, b)
