@@ -554,3 +554,39 @@ def test_cli_dask_bad_data_sets_exit_3_in_one_line(tmp_path: Path, dask_parquet:
         )
         assert r.returncode == 3, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+# ----------------------------------------------------------------------------- declared sizes
+
+
+def test_declared_size_of_plain_files_is_their_arrays_nbytes(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet([1.0] * 4, size=1000).astype(np.float32)
+    y = rng.integers(0, 4, 1000)
+    np.save(tmp_path / "p.npy", p)
+    np.savez_compressed(tmp_path / "p.npz", probs=p, labels=y)
+    assert declared_size(tmp_path / "p.npy").nbytes == p.nbytes
+    assert declared_size(tmp_path / "p.npy").rows == 1000
+    assert declared_size(tmp_path / "p.npz").nbytes == p.nbytes + y.nbytes
+    csv = tmp_path / "p.csv"
+    csv.write_text("label,p0,p1\n0,0.5,0.5\n")
+    assert declared_size(csv).nbytes == csv.stat().st_size and declared_size(csv).rows is None
+    assert declared_size(tmp_path / "missing.npz").nbytes == 0  # the reader says it is missing
+
+
+def test_declared_size_of_parquet_counts_every_value(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    n = 10**6  # a constant column and a list column: a few KB on disk once encoded
+    table = pa.table(
+        {
+            "probs": pa.array([[0.25, 0.75]] * n, type=pa.list_(pa.float64())),
+            "label": pa.array(np.ones(n, dtype=np.int64)),
+        }
+    )
+    path = tmp_path / "c.parquet"
+    pq.write_table(table, path)
+    assert path.stat().st_size < 200_000
+    d = declared_size(path)
+    assert d.rows == n
+    assert d.nbytes >= 8 * (2 * n + n)  # two list elements and a label per row

@@ -10,7 +10,9 @@ a file, never its data:
   and each member's ``.npy`` header (a few decompressed bytes); the two must
   agree, and a deflated member cannot declare more than deflate can expand to
   (1032 bytes per compressed byte);
-* ``.parquet``: the footer's row count and uncompressed column sizes;
+* ``.parquet``: the footer's row count, value counts and uncompressed page sizes
+  (a float64 per value at least: run-length encoding stores a constant column in
+  a few bytes);
 * ``.csv``, ``.pt``/``.pth`` and anything else: the size on disk (a CSV file
   declares nothing; a PyTorch archive stores its tensors uncompressed).
 
@@ -192,11 +194,17 @@ def _parquet_declared(path: Path, size: int) -> DeclaredSize:
         with open(path, "rb") as fh:
             meta = pq.ParquetFile(fh, pre_buffer=False).metadata
             rows = int(meta.num_rows)
-            nbytes = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+            encoded = values = 0
+            for i in range(meta.num_row_groups):
+                group = meta.row_group(i)
+                encoded += int(group.total_byte_size)
+                values += sum(int(group.column(j).num_values) for j in range(group.num_columns))
     except (pa.ArrowException, OSError, ValueError, EOFError):
         return DeclaredSize(size, None, "size on disk")  # the reader says it is damaged
-    # a float64 per column and row at least, whatever the encoding saved
-    return DeclaredSize(max(nbytes, rows * 8 * max(meta.num_columns, 1)), rows, "parquet footer")
+    # total_byte_size is the size of the encoded pages: a dictionary- or run-length-
+    # encoded column of a million equal numbers takes a few bytes there. Once read,
+    # every value (list columns: every element) is a float64 at least
+    return DeclaredSize(max(encoded, 8 * values, 8 * rows), rows, "parquet footer")
 
 
 def declared_size(path: str | os.PathLike[str]) -> DeclaredSize:
