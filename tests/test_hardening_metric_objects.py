@@ -12,6 +12,12 @@ on the concatenated accepted batches.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -380,3 +386,93 @@ def test_sync_equals_the_function_and_refuses_other_settings() -> None:
     b.update(p[:, 0], (y == 0).long())
     with pytest.raises(cp.CalibrationInputError, match=r"form"):
         _fake_sync(a, b)
+
+
+_DDP_WORKER = """
+import json, sys
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, {src!r})
+import calipers as cp
+from calipers.stream.torchmetrics import ECE, Brier
+
+rank = int(sys.argv[1])
+dist.init_process_group(
+    "gloo", init_method={init!r}, rank=rank, world_size=2, timeout=timedelta(seconds=60)
+)
+g = torch.Generator().manual_seed(rank)
+p = torch.rand(200, generator=g, dtype=torch.float64)
+y = (torch.rand(200, generator=g) < p).long()
+out = {{}}
+cases = {{
+    "n_bins": (ECE(n_bins=10 if rank == 0 else 15), p),
+    "form": (Brier(), p if rank == 0 else torch.stack([1 - p, p], 1)),
+    "same": (ECE(n_bins=10), p),
+}}
+for name, (m, preds) in cases.items():
+    m.update(preds, y)
+    try:
+        out[name] = float(m.compute())
+    except cp.CalibrationInputError as err:
+        out[name] = "CalibrationInputError: " + str(err)
+with open({result!r} + str(rank) + ".json", "w") as f:
+    json.dump(out, f)
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+def test_ddp_processes_with_other_settings_refuse_to_synchronise(tmp_path) -> None:
+    import torch.distributed as dist
+
+    if not dist.is_available() or not dist.is_gloo_available():
+        pytest.skip("torch.distributed with gloo is not available")
+    script = tmp_path / "worker.py"
+    script.write_text(
+        _DDP_WORKER.format(
+            src=str(Path(__file__).resolve().parents[1] / "src"),
+            init=(tmp_path / "store").as_uri(),
+            result=str(tmp_path / "result"),
+        )
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    if sys.platform.startswith("linux"):
+        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(r)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for r in (0, 1)
+    ]
+    logs = []
+    try:
+        for proc in procs:
+            logs.append(proc.communicate(timeout=120)[0])
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert all(proc.returncode == 0 for proc in procs), "\n".join(logs)
+    results = [json.loads((tmp_path / f"result{r}.json").read_text()) for r in (0, 1)]
+    for out in results:
+        assert out["n_bins"].startswith("CalibrationInputError"), out
+        assert "n_bins differs (process 0: 10, process 1: 15)" in out["n_bins"], out
+        assert "form differs" in out["form"], out
+    # the two processes' data together, as one process sees it
+    ps, ys = [], []
+    for rank in (0, 1):
+        g = torch.Generator().manual_seed(rank)
+        p = torch.rand(200, generator=g, dtype=torch.float64)
+        ps.append(p)
+        ys.append((torch.rand(200, generator=g) < p).long())
+    ref = float(cp.ece(torch.cat(ps), torch.cat(ys), n_bins=10))
+    assert results[0]["same"] == pytest.approx(ref, rel=0, abs=1e-12)
+    assert results[1]["same"] == results[0]["same"]
