@@ -590,3 +590,31 @@ def test_declared_size_of_parquet_counts_every_value(tmp_path: Path) -> None:
     d = declared_size(path)
     assert d.rows == n
     assert d.nbytes >= 8 * (2 * n + n)  # two list elements and a label per row
+
+
+def test_parquet_list_column_later_batch_names_the_row_of_the_whole_file_read(
+    tmp_path: Path,
+) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    p, y = _bad_data("none")
+    rows: list[Any] = p.tolist()
+    rows[BAD] = [rows[BAD][0], None, rows[BAD][2]]  # a null element
+    path = tmp_path / "nulls.parquet"
+    table = pa.table({"probs": pa.array(rows, type=pa.list_(pa.float64())), "label": y})
+    pq.write_table(table, path, row_group_size=700)
+    with pytest.raises(PredictionFileError) as whole:
+        read_predictions(path)
+    with pytest.raises(PredictionFileError) as chunked:
+        list(read_prediction_chunks(path, 1000))
+    assert str(chunked.value) == str(whole.value)
+    assert f"data row {BAD + 1}: value 1 is missing" in str(whole.value)
+    # a bare list column whose kind is detected from the values: one row off the simplex
+    p[BAD] = [0.5, 0.6, 0.1]
+    path = tmp_path / "bare.parquet"
+    pq.write_table(pa.table({"v": pa.array(p.tolist()), "label": y}), path, row_group_size=700)
+    with pytest.raises(PredictionFileError) as whole:
+        read_predictions(path)
+    with pytest.raises(PredictionFileError) as chunked:
+        list(read_prediction_chunks(path, 1000))
+    assert _rows_named(str(chunked.value)) == _rows_named(str(whole.value)) == [BAD]

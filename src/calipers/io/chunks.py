@@ -150,8 +150,8 @@ class PredictionChunk:
 
 
 #: Row positions in the messages of the validation layer and of the readers:
-#: ``row 320``, ``data row 321``, ``entry (320, 1)``, ``value 320 is``.
-_POSITION = re.compile(r"\b(row |entry \(|value )(\d+)(?=[^\d.]|$)")
+#: ``row 320``, ``data row 321``, ``entry (320, 1)`` (not ``value 1`` of a row).
+_POSITION = re.compile(r"\b(row |entry \()(\d+)(?=[^\d.]|$)")
 
 
 def _file_positions(message: str, start: int) -> str:
@@ -160,7 +160,7 @@ def _file_positions(message: str, start: int) -> str:
     A chunk that starts ``start`` rows into the file names its row ``i`` (from 0,
     or data row ``i`` from 1) as the whole-file read names row ``start + i``
     (``data row start + i``): every position the validation layer or a reader
-    writes (``row i``, ``data row i``, ``entry (i, j)``, ``value i is``) is moved
+    writes (``row i``, ``data row i``, ``entry (i, j)``) is moved
     by ``start``, so that chunked reading, Dask partitions and the whole-file
     read name the same row of the same bad file.
 
@@ -468,15 +468,23 @@ def _parquet_iter(
                         f"'{path}' is damaged after data row {start} ({exc}); write it again"
                     ) from None
                 table = pa.Table.from_batches([batch])
-                r = _read_parquet_table(
-                    _Parquet.of_rows(path, table, start, (pa, pq, pc)),
-                    *keys,
-                    logits,
-                    has_labels_path,
-                )
+                # rows counted from the batch's first, then moved to the file's rows: the
+                # reader's own messages and those of the kind detection of a bare list
+                # column name the row the whole-file read names
+                try:
+                    r = _read_parquet_table(
+                        _Parquet.of_rows(path, table, 0, (pa, pq, pc)),
+                        *keys,
+                        logits,
+                        has_labels_path,
+                    )
+                except PredictionFileError as exc:
+                    raise _err(_file_positions(str(exc), start)) from None
                 m = int(r.arr.shape[0])
                 if start == 0:  # the note names the file's shape, not the chunk's
                     r = r._replace(note=r.note.replace(f"({m} x ", f"({n} x ", 1))
+                else:
+                    r = r._replace(note=_file_positions(r.note, start))
                 labels_m = r.labels if lab is None else lab.take(m)
                 yield PredictionChunk(r.arr, labels_m, start, source, r.kind), r
                 start += m
