@@ -7,9 +7,10 @@ column, so memory stays flat however long the file is. The fixed-bin metrics
 Nixon et al. 2019; class-wise ECE of Kull et al. 2019), accuracy, NLL and the Brier
 score are sums over bins or rows, so the merged totals give the in-memory values
 (Kirchenbauer, Oaks & Heim 2022 eq. 3 for the binned estimate). Equal-mass bins
-(ACE, TACE, RMSCE) need quantiles of all the scores: they are exact after a second pass
-over the file (``--equal-mass two-pass``), within a printed bound after one pass, or
-left out with a note.
+(ACE, TACE, RMSCE) need quantiles of all the scores: they are exact after further
+passes over the file (``--equal-mass two-pass``: one or two more, in memory that does
+not grow with the rows; :meth:`calipers.CalibrationState.edge_search`), within a
+printed bound after one pass, or left out with a note.
 
 :func:`stream_states` is the one streaming step on one machine; :func:`dask_model`
 computes the same states on a Dask cluster, partition by partition (``--scheduler`` /
@@ -30,15 +31,13 @@ from typing import Any
 import numpy as np
 
 from ..io import PredictionChunk, PredictionFileError, read_prediction_chunks
-from ..io.declared import declared_size
 from ..metrics import registry
 from ..metrics.scores import nll
 from ..stream.calibration_state import CalibrationState
 from ..validation import CalibrationInputError, Predictions
 from .options import local_cluster_notice
 
-#: Files whose arrays declare more than this (bytes, once read) are read in chunks
-#: without ``--chunk-rows`` (2 GiB).
+#: Files larger than this (bytes) are read in chunks without ``--chunk-rows`` (2 GiB).
 STREAM_ABOVE_BYTES = 2 * 1024**3
 
 #: Rows per chunk when a file is streamed because of its size (2**20).
@@ -58,21 +57,19 @@ def wants_streaming(path: Path, chunk_rows: int | None) -> int | None:
     """The chunk size to read ``path`` with, or None to read it whole.
 
     ``--chunk-rows N`` streams every file in chunks of N rows; without it, files
-    whose arrays declare more than :data:`STREAM_ABOVE_BYTES` once read are
-    streamed in chunks of :data:`DEFAULT_CHUNK_ROWS` rows (``.pt`` files
-    excepted: they are read whole anyway). The bytes are those the file
-    declares (:func:`calipers.io.declared.declared_size`: ``.npy`` headers, the
-    ``.npz`` zip directory and member headers, the Parquet footer, the size on
-    disk for CSV), not its size on disk: a 4 MB ``.npz`` of deflated zeros can
-    declare gigabytes. A declaration the file cannot hold raises
-    :class:`~calipers.io.PredictionFileError` naming the file and the member.
+    larger than :data:`STREAM_ABOVE_BYTES` are streamed in chunks of
+    :data:`DEFAULT_CHUNK_ROWS` rows (``.pt`` files excepted: they are read whole
+    anyway).
     """
-    declared = declared_size(path)  # refuses impossible declarations, with --chunk-rows too
     if chunk_rows is not None:
         return chunk_rows
     if path.suffix.lower() in (".pt", ".pth"):
         return None
-    return DEFAULT_CHUNK_ROWS if declared.nbytes > STREAM_ABOVE_BYTES else None
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None  # the reader says what is wrong
+    return DEFAULT_CHUNK_ROWS if size > STREAM_ABOVE_BYTES else None
 
 
 #: How equal-mass columns (ACE, TACE, RMSCE) are computed from chunks (``--equal-mass``).
@@ -112,9 +109,10 @@ def stream_states(
     ``check`` validates a chunk (default: :meth:`PredictionChunk.check`);
     ``on_chunk`` sees every validated chunk of the first pass (for extra
     totals). States with equal-mass bins (ACE, TACE, RMSCE) are exact after
-    a second pass over ``chunks`` (``equal_mass="two-pass"``, which needs
-    ``chunks`` to be iterable twice, as :class:`calipers.io.PredictionChunks`
-    is: :meth:`CalibrationState.refine` on every chunk, merged); with
+    further passes over ``chunks`` (``equal_mass="two-pass"``, which needs
+    ``chunks`` to be iterable again, as :class:`calipers.io.PredictionChunks`
+    is: :meth:`CalibrationState.edge_search`, usually one or two more passes,
+    in memory that does not grow with the rows); with
     ``"one-pass"`` they keep their one-pass value, within
     :meth:`CalibrationState.error_bound` of the in-memory one. A metric
     without a streamable state raises
@@ -133,12 +131,14 @@ def stream_states(
             continue
         shared[key] = m
         states[m] = st
-    for chunk in chunks:
-        P = chunk.check() if check is None else check(chunk)
+
+    def first(P: Predictions) -> None:
         for st in states.values():
             st.update(P, None)
         if on_chunk is not None:
             on_chunk(P)
+
+    _read_pass(chunks, check, first)
     for m, st in wanted.items():
         if m not in states:
             src = states[shared[json.dumps({**st.config, "aggregate": None}, sort_keys=True)]]
@@ -146,22 +146,34 @@ def stream_states(
     states = {m: states[m] for m in metrics}
     second = [m for m, st in states.items() if is_equal_mass(st)]
     if second and equal_mass == "two-pass":
-        parts: dict[str, list[CalibrationState]] = {m: [] for m in second}
-        for chunk in chunks:
-            P = chunk.check() if check is None else check(chunk)
-            for m in second:
-                parts[m].append(states[m].refine(P, None))
+        # exact edges in bounded memory: further passes until every edge is found
+        # (CalibrationState.edge_search; refine would keep the rows of the edge cells)
         for m in second:
-            states[m] = _merge_all(parts[m])
+            states[m] = states[m].edge_search()
+
+        def search(P: Predictions) -> None:
+            for m in second:
+                states[m].search_update(P, None)
+
+        while any(states[m].searching for m in second):
+            _read_pass(chunks, check, search)
+            for m in second:
+                states[m].search_next()
     return states
 
 
-def _merge_all(parts: list[CalibrationState]) -> CalibrationState:
-    """Merge states pairwise, as a balanced tree (each merge copies its operands)."""
-    while len(parts) > 1:
-        pairs = [parts[i].merge(parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-        parts = pairs + ([parts[-1]] if len(parts) % 2 else [])
-    return parts[0]
+def _read_pass(
+    chunks: Iterable[PredictionChunk],
+    check: Callable[[PredictionChunk], Predictions] | None,
+    use: Callable[[Predictions], Any],
+) -> None:
+    """One pass over ``chunks``, each validated and given to ``use``.
+
+    A function of its own so that the last chunk of a pass is freed when the pass
+    ends, before the next pass reads its first chunk (two chunks would be held).
+    """
+    for chunk in chunks:
+        use(chunk.check() if check is None else check(chunk))
 
 
 @dataclass
@@ -312,11 +324,9 @@ def stream_model(
     model.states = stream_states(
         chunks, ok, args.bins, check=check, on_chunk=on_chunk, equal_mass=equal_mass
     )
-    passes = (
-        "two passes"
-        if equal_mass == "two-pass" and any(is_equal_mass(st) for st in model.states.values())
-        else "one pass"
-    )
+    # the equal-mass columns' exact edges take one or more further passes (edge_search)
+    n_passes = 1 + max((st.search_passes for st in model.states.values()), default=0)
+    passes = "one pass" if n_passes == 1 else f"{n_passes} passes"
     model.source = (
         f"{chunks.source}: {chunks.note}; n = {model.n}, {model.n_classes} classes; read in "
         f"chunks of at most {chunk_rows} rows ({chunks.access}, {passes})"

@@ -17,8 +17,10 @@ streamed exactly: :class:`~calipers.estimators.binning.EqualWidth` (the bins of 
 (:class:`~calipers.estimators.binning.EqualMass` ``rule="nixon"``: ACE, TACE and RMSCE of
 Nixon et al. 2019, §4) are computed from a fine-grid score histogram per slice
 (:class:`calipers.stream.score_grid.ScoreGrid`): one pass gives them within
-:meth:`CalibrationState.error_bound`, a second pass (:meth:`CalibrationState.refine`)
-exactly. K-d tree bins are split at means of the whole sample and are refused,
+:meth:`CalibrationState.error_bound`, a second pass (:meth:`CalibrationState.refine`,
+which keeps the rows of the grid cells holding an edge) exactly, and so do further
+passes of :meth:`CalibrationState.edge_search`, in memory that does not grow with the
+rows. K-d tree bins are split at means of the whole sample and are refused,
 as are the estimators that sum over pairs of rows or sort all rows
 (:meth:`CalibrationState.for_metric` names the alternative).
 
@@ -72,7 +74,8 @@ from ..pipeline.divergences import Divergence
 from ..pipeline.lenses import Lens
 from ..pipeline.selection import Selection
 from ..validation import CalibrationInputError, Predictions, check_predictions
-from .score_grid import DEFAULT_BITS, ScoreGrid, score_cells
+from . import score_grid
+from .score_grid import DEFAULT_BITS, EdgeSearch, ScoreGrid, score_cells
 
 __all__ = ["CalibrationState"]
 
@@ -237,7 +240,8 @@ class CalibrationState:
         As in :func:`calipers.calibration_error` (e.g. ``threshold(0)``).
     estimator : EqualWidth, FixedEdges or EqualMass, default ``EqualWidth(15)``
         ``EqualMass(n_bins, "nixon")`` is approximate in one pass (see
-        :meth:`error_bound`, :meth:`refine`); ``KDTree`` and the ``"kumar"``
+        :meth:`error_bound`; exact after :meth:`refine` or :meth:`edge_search`);
+        ``KDTree`` and the ``"kumar"``
         rule raise :class:`~calipers.validation.CalibrationInputError`.
     divergence : str, Lp, TVD or KL, default "l1"
     aggregate : {"weighted", "mean", "max"}, default "weighted"
@@ -301,6 +305,8 @@ class CalibrationState:
         # edge cells once a second pass (refine) has collected them
         self.grids: dict[str, ScoreGrid] = {}
         self.edge_rows: dict[str, list[np.ndarray]] | None = None
+        # or, in bounded memory, an exact edge search per slice (edge_search)
+        self.search: dict[str, EdgeSearch] | None = None
         # total weight, weighted sums of correctness, log loss and Brier score
         self.totals = np.zeros(4)
 
@@ -388,9 +394,10 @@ class CalibrationState:
         self, probs: Any, labels: Any, sample_weight: Any = None, *, logits: bool = False
     ) -> None:
         """Add a batch (validated by :func:`calipers.check_predictions`)."""
-        if self.edge_rows is not None:
+        if self.edge_rows is not None or self.search is not None:
             raise CalibrationInputError(
-                "this state has started its second pass (refine); the first pass is closed"
+                "this state has started its second pass (refine or edge_search); the first "
+                "pass is closed"
             )
         P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
         self._check_shape(P)
@@ -488,6 +495,11 @@ class CalibrationState:
                         f"with one of {self._shape_text(st.n_classes, st.binary)}"
                     )
                 out.n_classes, out.binary = st.n_classes, st.binary
+        if self.search is not None or getattr(other, "search", None) is not None:
+            raise CalibrationInputError(
+                "cannot merge a state in its edge search; merge the first-pass states, then "
+                "call edge_search on the merged state"
+            )
         if (self.edge_rows is None) != (other.edge_rows is None):
             raise CalibrationInputError(
                 "cannot merge a state in its second pass (refine) with one in its first"
@@ -526,6 +538,7 @@ class CalibrationState:
         st.slices = {}
         st.grids = {}
         st.edge_rows = None
+        st.search = None
         st.totals = np.zeros(4)
         return st
 
@@ -541,6 +554,11 @@ class CalibrationState:
     def _equal_mass_slices(self) -> list[tuple[SliceStatistics, float]]:
         """Per slice: the equal-mass bin totals and the bound of their error (weight units)."""
         out = []
+        if self.search is not None:
+            for name in sorted(self.grids, key=_natural_key):
+                st = self.search[name].statistics()
+                out.append((SliceStatistics(name, st, float(st.weight.sum())), 0.0))
+            return out
         for name in sorted(self.grids, key=_natural_key):
             rows = None
             if self.edge_rows is not None:
@@ -556,7 +574,8 @@ class CalibrationState:
         With equal-mass bins (ACE, TACE, ``EqualMass`` RMSCE; Nixon et al.
         2019, §4) the one-pass value is approximate, within
         :meth:`error_bound` of the in-memory one for L1 errors; after a second
-        pass (:meth:`refine`) it is the in-memory value up to summation order.
+        pass (:meth:`refine`) or the passes of :meth:`edge_search` it is the
+        in-memory value up to summation order.
         """
         slices = []
         if self._equal_mass:
@@ -595,7 +614,7 @@ class CalibrationState:
         >>> bool(abs(st.compute() - cp.ace(P, y)) <= st.error_bound() < 1e-2)
         True
         """
-        if not self._equal_mass or self.edge_rows is not None:
+        if not self._equal_mass or self.edge_rows is not None or self.search is not None:
             return 0.0
         if self.config["divergence"] != "l1" or self.config["aggregate"] != "weighted":
             raise CalibrationInputError(
@@ -681,6 +700,107 @@ class CalibrationState:
             ]
         out.edge_rows = rows
         return out
+
+    def edge_search(self) -> CalibrationState:
+        """Start the exact equal-mass bins in memory that does not grow with the rows.
+
+        The bounded-memory alternative to :meth:`refine` for one process
+        (``calipers table --chunk-rows``): after all batches went through
+        :meth:`update`, ``edge_search`` returns a new state whose further passes
+        over the same batches (:meth:`search_update` on every batch, then
+        :meth:`search_next`, repeated while it returns True) find the exact
+        order statistics at the edges of the equal-mass bins of Nixon et al.
+        (2019, §4), with a :class:`~calipers.stream.score_grid.EdgeSearch` per
+        slice: at most 256 sub-ranges per uncertain edge and 2**18 rows (6 MiB)
+        per state are held in a pass, whatever the number of rows, where
+        :meth:`refine` keeps every row of the edge cells (a few per cent of the
+        scores). :meth:`compute` then gives the in-memory value up to summation
+        order (it raises while a pass is missing). Usually one or two passes
+        follow the first; the state counts them in :attr:`search_passes`. The
+        state neither merges nor serialises during the search.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import calipers as cp
+        >>> from calipers.stream.calibration_state import CalibrationState
+        >>> rng = np.random.default_rng(0)
+        >>> P = rng.dirichlet(np.ones(3), size=3000); y = rng.integers(0, 3, 3000)
+        >>> parts = np.array_split(np.arange(3000), 3)
+        >>> first = CalibrationState.for_metric("ace")
+        >>> for part in parts:
+        ...     first.update(P[part], y[part])
+        >>> exact = first.edge_search()
+        >>> while exact.searching:
+        ...     for part in parts:
+        ...         exact.search_update(P[part], y[part])
+        ...     _ = exact.search_next()
+        >>> bool(np.isclose(exact.compute(), cp.ace(P, y), rtol=1e-12, atol=0))
+        True
+        """
+        if not self._equal_mass:
+            raise CalibrationInputError(
+                "edge_search is the further passes of equal-mass bins; fixed bins are exact "
+                "in one pass"
+            )
+        if self.edge_rows is not None or self.search is not None:
+            raise CalibrationInputError(
+                "edge_search starts from a first-pass state (not one after refine or edge_search)"
+            )
+        out = self._copy()
+        # the row budget is the state's, shared by its slices (module constants, read now)
+        rows = score_grid.SEARCH_ROWS // max(1, len(self.grids))
+        out.search = {
+            name: EdgeSearch(g, self._n_bins, cells=score_grid.SEARCH_CELLS, max_rows=rows)
+            for name, g in self.grids.items()
+        }
+        return out
+
+    @property
+    def searching(self) -> bool:
+        """True while the edge search (:meth:`edge_search`) needs another pass."""
+        return self.search is not None and any(s.active for s in self.search.values())
+
+    @property
+    def search_passes(self) -> int:
+        """Passes of the edge search done so far (0 before :meth:`search_next`)."""
+        return 0 if not self.search else max(s.passes for s in self.search.values())
+
+    def search_update(
+        self, probs: Any, labels: Any, sample_weight: Any = None, *, logits: bool = False
+    ) -> None:
+        """Add a batch to the current pass of the edge search (:meth:`edge_search`)."""
+        if self.search is None:
+            raise CalibrationInputError("search_update needs a state from edge_search()")
+        if not self.searching:
+            return
+        P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
+        self._check_shape(P)
+        for sl in self._lens(P):
+            if self._selection is not None:
+                keep = self._selection(sl)
+                if not bool(keep.all()):
+                    sl = sl.subset(keep)
+            search = self.search.get(sl.name)
+            if search is None:
+                raise CalibrationInputError(
+                    f"slice {sl.name!r} was not seen in the first pass (update)"
+                )
+            if search.active:
+                search.update(
+                    as_float64_numpy(sl.scores).reshape(-1),
+                    as_float64_numpy(sl.targets).reshape(-1),
+                    None if sl.weights is None else as_float64_numpy(sl.weights),
+                )
+
+    def search_next(self) -> bool:
+        """Close a pass of the edge search; True when another pass over the data is needed."""
+        if self.search is None:
+            raise CalibrationInputError("search_next needs a state from edge_search()")
+        for s in self.search.values():
+            if s.active:
+                s.next_pass()
+        return self.searching
 
     def _score_total(self, i: int) -> float:
         if self.totals[0] <= 0:
@@ -791,6 +911,10 @@ class CalibrationState:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready content: configuration, classes, totals (floats as hex strings)."""
+        if self.search is not None:
+            raise CalibrationInputError(
+                "a state in its edge search is not written; write the first-pass state"
+            )
         return {
             "format": _FORMAT,
             "config": self.config,
