@@ -188,6 +188,29 @@ def test_zero_dim_batch_is_refused_as_the_function_refuses_it(name) -> None:
     _close(m.compute(), oracle(p, y))
 
 
+# --------------------------------------------------------------------------- cost guard
+
+
+def test_classwise_state_size_is_guarded_like_any_binning() -> None:
+    # the class-wise state is num_classes x n_bins totals per array: bounded by
+    # calipers.validation.MAX_BINS (as any binning's totals), refused before allocating
+    from calipers.validation import MAX_BINS
+
+    with pytest.raises(cp.CalibrationInputError, match=r"num_classes.*n_bins.*MAX_BINS"):
+        ClasswiseECE(num_classes=2**40)
+    with pytest.raises(cp.CalibrationInputError, match=r"num_classes.*n_bins.*MAX_BINS"):
+        ClasswiseECE(num_classes=MAX_BINS // 15 + 1, n_bins=15)
+    ClasswiseECE(num_classes=MAX_BINS // 15, n_bins=15)  # the largest accepted
+    with pytest.raises(cp.CalibrationInputError, match=r"num_classes must be an integer"):
+        ClasswiseECE(num_classes=3.0)
+    # num_classes=None: the first batch says how many classes, and is checked the same way
+    m = ClasswiseECE(n_bins=2**18)
+    p, y = _rows(3, 5, 23)
+    with pytest.raises(cp.CalibrationInputError, match=r"update #1.*5 x 262144"):
+        m.update(p, y)
+    assert m.count.numel() == 0
+
+
 # --------------------------------------------------------------------------- item 3: load
 
 

@@ -63,7 +63,13 @@ from ..metrics.scores import brier as _brier
 from ..metrics.scores import nll as _nll
 from ..pipeline.divergences import get_divergence
 from ..pipeline.lenses import binary, classwise, resolve_lens, top_label
-from ..validation import CalibrationInputError, Predictions, check_predictions
+from ..validation import (
+    MAX_BINS,
+    CalibrationInputError,
+    Predictions,
+    check_integer,
+    check_predictions,
+)
 
 __all__ = ["ECE", "ClasswiseECE", "BinnedProperCE", "NLL", "Brier"]
 
@@ -560,6 +566,8 @@ class ClasswiseECE(_Binned):
         ``preds``). Default ``None``: read from the first batch, as
         :func:`calipers.classwise_ece` reads it from ``probs``; pass it for
         distributed runs (every process then starts with the same state shape).
+        The state holds ``num_classes * n_bins`` totals per array, at most
+        :data:`calipers.validation.MAX_BINS` (2**20), as any binning of calipers.
     n_bins : int, default 15
     reduction : {"mean", "sum"}, default "mean"
     edge_rule : {"right", "left"}, default "right"
@@ -595,11 +603,10 @@ class ClasswiseECE(_Binned):
         super().__init__(**kwargs)
         if reduction not in ("mean", "sum"):
             raise CalibrationInputError(f"reduction must be 'mean' or 'sum'; got {reduction!r}")
-        if num_classes is not None and (
-            isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2
-        ):
-            raise CalibrationInputError(f"num_classes must be an integer >= 2; got {num_classes!r}")
         self.binning = EqualWidth(n_bins, edge_rule)
+        if num_classes is not None:
+            num_classes = check_integer(num_classes, "num_classes", minimum=2)
+            self._check_cells(num_classes)
         self.num_classes = num_classes
         self.reduction = reduction
         self.logits = logits
@@ -617,6 +624,17 @@ class ClasswiseECE(_Binned):
 
     def _state_shape(self, config: dict[str, float]) -> tuple[int, ...]:
         return (int(config["classes"]), int(config["n_bins"]))
+
+    def _check_cells(self, k: int) -> None:
+        """The cost guard of the state: ``k x n_bins`` totals, at most MAX_BINS, as any binning's."""
+        b = int(self.binning.n_bins)
+        if k * b > MAX_BINS:
+            raise CalibrationInputError(
+                f"num_classes = {k} and n_bins = {b} make a state of {k} x {b} = {k * b} "
+                f"per-bin totals, more than the maximum {MAX_BINS} (calipers.validation."
+                "MAX_BINS: no binning or grid of calipers takes more); use fewer bins, or "
+                "calipers.classwise_ece on the data"
+            )
 
     def _align(self, incoming: dict[str, Any]) -> dict[str, Any]:
         # a state made with num_classes=None that has seen no batch has no rows yet
@@ -643,6 +661,7 @@ class ClasswiseECE(_Binned):
             reading = self._binned_reading(P)
             self._check_reading(reading)
             if int(self.count.shape[0]) == 0:  # num_classes=None, no batch yet: this one says
+                self._check_cells(P.n_classes)
                 for name in ("count", "sum_score", "sum_target"):
                     shape = (P.n_classes, int(self.binning.n_bins))
                     setattr(self, name, torch.zeros(shape, dtype=torch.float64, device=self.device))
