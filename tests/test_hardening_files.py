@@ -166,6 +166,19 @@ def _run_measured(args: list[str], cwd: Path, limit_bytes: int) -> tuple[int, st
     return proc.returncode, err_path.read_text(), usage.ru_maxrss * 1024.0  # KiB on Linux
 
 
+def _main(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """``calipers ARGS`` in this process: exit status and stderr."""
+    import contextlib
+
+    from calipers.cli import main
+
+    monkeypatch.chdir(cwd)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = main(args)
+    return status, err.getvalue()
+
+
 # ----------------------------------------------------------------------------- item 1: zip-bomb
 
 
@@ -258,19 +271,15 @@ def test_npz_entry_declaring_more_than_deflate_expands_to_is_refused(tmp_path: P
         read_prediction_chunks(p, 10)
 
 
-def test_cli_refuses_huge_declarations_in_one_line(tmp_path: Path) -> None:
+def test_cli_refuses_huge_declarations_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     p = _huge_npy(tmp_path / "huge.npy")
     np.save(tmp_path / "y.npy", np.zeros(10, dtype=int))
     for extra in ([], ["--chunk-rows", "10"]):
-        r = subprocess.run(
-            [sys.executable, "-m", "calipers", "table", str(p), "--labels", "y.npy", *extra],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert r.returncode == 3, r.stderr
-        lines = r.stderr.strip().splitlines()
+        status, err = _main(["table", str(p), "--labels", "y.npy", *extra], tmp_path, monkeypatch)
+        assert status == 3, err
+        lines = err.strip().splitlines()
         assert len(lines) == 1 and "huge.npy" in lines[0] and "declares shape" in lines[0]
 
 
@@ -402,20 +411,16 @@ def test_later_chunk_names_the_row_of_the_whole_file_read(
         assert "data rows 4001..5000" in msg
 
 
-def test_cli_later_chunk_names_the_row_of_the_whole_file_read(tmp_path: Path) -> None:
+def test_cli_later_chunk_names_the_row_of_the_whole_file_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     p, y = _bad_data("sum")
     _write("csv", tmp_path, p, y)
     out = []
     for extra in ([], ["--chunk-rows", "1000"]):
-        r = subprocess.run(
-            [sys.executable, "-m", "calipers", "table", "b.csv", *extra],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert r.returncode == 3, r.stderr
-        out.append(r.stderr)
+        status, err = _main(["table", "b.csv", *extra], tmp_path, monkeypatch)
+        assert status == 3, err
+        out.append(err)
     assert _rows_named(out[0]) == _rows_named(out[1]) == [BAD]
 
 
@@ -534,7 +539,9 @@ def test_dask_truncated_empty_and_rowless_data_sets(tmp_path: Path, dask_parquet
         dask_parquet.read_parquet_states(rowless, ["ece"], scheduler="synchronous")
 
 
-def test_cli_dask_bad_data_sets_exit_3_in_one_line(tmp_path: Path, dask_parquet: Any) -> None:
+def test_cli_dask_bad_data_sets_exit_3_in_one_line(
+    tmp_path: Path, dask_parquet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import pandas as pd
 
     folder = tmp_path / "mixed"
@@ -545,15 +552,9 @@ def test_cli_dask_bad_data_sets_exit_3_in_one_line(tmp_path: Path, dask_parquet:
     pd.DataFrame({"q0": [0.2], "q1": [0.8], "label": [1]}).to_parquet(folder / "b.parquet")
     (tmp_path / "empty").mkdir()
     for target in ("mixed", "empty"):
-        r = subprocess.run(
-            [sys.executable, "-m", "calipers", "table", target, "--scheduler", "synchronous"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert r.returncode == 3, r.stderr
-        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+        status, err = _main(["table", target, "--scheduler", "synchronous"], tmp_path, monkeypatch)
+        assert status == 3, err
+        assert len(err.strip().splitlines()) == 1, err
 
 
 # ----------------------------------------------------------------------------- declared sizes
