@@ -43,10 +43,10 @@ from calipers.validation import CalibrationInputError
 # ----------------------------------------------------------------------------- crafted files
 
 
-def _npy_header(shape: tuple[int, ...], descr: str) -> bytes:
+def _npy_header(shape: tuple[int, ...], descr: str, fortran: bool = False) -> bytes:
     h = io.BytesIO()
     np.lib.format.write_array_header_1_0(
-        h, {"descr": descr, "fortran_order": False, "shape": shape}
+        h, {"descr": descr, "fortran_order": fortran, "shape": shape}
     )
     return h.getvalue()
 
@@ -61,7 +61,7 @@ def _crc_of_zeros(crc: int, n: int) -> int:
 
 
 def _deflated_zeros_member(
-    shape: tuple[int, ...], descr: str, declare: int | None = None
+    shape: tuple[int, ...], descr: str, declare: int | None = None, fortran: bool = False
 ) -> tuple[bytes, int, int]:
     """An ``.npy`` member of zeros, deflated: (compressed bytes, CRC-32, uncompressed size).
 
@@ -69,7 +69,7 @@ def _deflated_zeros_member(
     are repeated: a member declaring gigabytes is written in about a second.
     ``declare`` replaces the declared uncompressed size (a lying zip entry).
     """
-    head = _npy_header(shape, descr)
+    head = _npy_header(shape, descr, fortran)
     n = int(np.prod(shape)) * np.dtype(descr).itemsize
     co = zlib.compressobj(9, zlib.DEFLATED, -15)
     block = 1 << 20
@@ -133,16 +133,19 @@ def _write_zip(path: Path, members: dict[str, tuple[bytes, int, int]]) -> Path:
 BOMB_ROWS = 140_000_000  # (n, 2) float64: 2.24 GB declared, above the 2 GiB streaming rule
 
 
-@pytest.fixture(scope="module")
-def bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("bomb") / "bomb.npz"
+def _bomb(folder: Path, fortran: bool = False) -> Path:
     return _write_zip(
-        path,
+        folder / ("fortran_bomb.npz" if fortran else "bomb.npz"),
         {
-            "probs.npy": _deflated_zeros_member((BOMB_ROWS, 2), "<f8"),
+            "probs.npy": _deflated_zeros_member((BOMB_ROWS, 2), "<f8", fortran=fortran),
             "labels.npy": _deflated_zeros_member((BOMB_ROWS,), "|i1"),
         },
     )
+
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _bomb(tmp_path_factory.mktemp("bomb"))
 
 
 def _run_measured(args: list[str], cwd: Path, limit_bytes: int) -> tuple[int, str, float]:
@@ -210,6 +213,27 @@ def test_zip_bomb_table_stays_in_bounded_memory(bomb: Path) -> None:
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("calipers: error: "), err
     assert "bomb.npz" in lines[0] and "row 0 of probs sums to 0" in lines[0]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB and RLIMIT_AS: Linux")
+def test_fortran_ordered_zip_bomb_is_read_by_rows_too(tmp_path: Path) -> None:
+    # a Fortran-ordered member used to be read whole even when streamed
+    path = _bomb(tmp_path, fortran=True)
+    status, err, peak = _run_measured(["table", str(path)], tmp_path, 6 * 1024**3)
+    assert peak < 1.5e9, f"peak resident memory {peak / 1e9:.2f} GB; stderr: {err[-2000:]}"
+    assert status == 3 and "row 0 of probs sums to 0" in err, err
+
+
+def test_fortran_ordered_npz_chunks_equal_the_whole_read(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    p = np.asfortranarray(rng.dirichlet([1.0, 2.0, 3.0], size=1001))
+    y = rng.integers(0, 3, 1001)
+    for save in (np.savez, np.savez_compressed):
+        save(tmp_path / "f.npz", probs=p, labels=y)
+        chunks = list(read_prediction_chunks(tmp_path / "f.npz", 100))
+        assert [c.n_rows for c in chunks] == [100] * 10 + [1]
+        np.testing.assert_array_equal(np.concatenate([c.array for c in chunks]), p)
+        np.testing.assert_array_equal(np.concatenate([c.labels for c in chunks]), y)
 
 
 # ----------------------------------------------------------------------------- huge declarations

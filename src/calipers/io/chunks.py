@@ -8,8 +8,9 @@ messages) but hands them out as :class:`PredictionChunk` objects of at most
 * ``.npy``: the array is memory-mapped (``np.load(mmap_mode="r")``, never
   ``allow_pickle``) and sliced;
 * ``.npz``: each array is read from its archive member as a stream of rows
-  (stored or deflated members alike); a Fortran-ordered member cannot be read
-  by rows and is read whole;
+  (stored or deflated members alike); a Fortran-ordered ``(n, k)`` member from
+  ``k`` streams, one per column (read whole when it has more than 64 columns,
+  up to 2 GiB);
 * ``.parquet``: record batches of at most ``chunk_rows`` rows
   (``pyarrow.parquet.ParquetFile.iter_batches``), one row group at a time;
 * ``.csv``: the :mod:`csv` module, ``chunk_rows`` rows at a time, with the
@@ -199,7 +200,7 @@ class PredictionChunks:
         The most rows of one chunk.
     access : str
         How the rows are read: ``"memory-mapped"``, ``"streamed"`` or
-        ``"read whole"`` (``.pt`` files, Fortran-ordered ``.npz`` members).
+        ``"read whole"`` (``.pt`` files).
 
     Examples
     --------
@@ -276,8 +277,25 @@ class _Rows:
         return out
 
 
+#: A Fortran-ordered ``(n, k)`` member with at most this many columns is read by
+#: rows from one stream per column; a wider one is read whole, up to
+#: :data:`_FORTRAN_WHOLE_MAX` bytes.
+_FORTRAN_COLUMN_STREAMS = 64
+
+#: Bytes of the largest Fortran-ordered member read whole (2 GiB); a larger and
+#: wider one is refused (a crafted header could otherwise make the reader hold
+#: whatever it declares).
+_FORTRAN_WHOLE_MAX = 1 << 31
+
+
 class _MemberRows:
-    """Rows of one array in an ``.npz`` archive, read from the member as a stream."""
+    """Rows of one array in an ``.npz`` archive, read from the member as a stream.
+
+    A Fortran-ordered ``(n, k)`` member (stored column by column) is read from
+    ``k`` streams of the member, one positioned at each column, so that its rows
+    too come a chunk at a time; with more than :data:`_FORTRAN_COLUMN_STREAMS`
+    columns it is read whole (at most :data:`_FORTRAN_WHOLE_MAX` bytes).
+    """
 
     def __init__(self, zf: zipfile.ZipFile, key: str, path: Path) -> None:
         self.path = path
@@ -297,23 +315,65 @@ class _MemberRows:
         self.n = int(shape[0]) if shape else 0
         self.row_bytes = int(dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64)))
         self.whole: np.ndarray | None = None
-        if fortran and len(shape) > 1:  # not stored by rows: read the member whole
-            data = self.fh.read()
-            self.whole = np.frombuffer(data, dtype=dtype).reshape(shape, order="F")
+        self.columns: list[BinaryIO] | None = None
+        if fortran and len(shape) == 2:  # stored by columns
+            k = int(shape[1])
+            if k <= _FORTRAN_COLUMN_STREAMS:
+                self.columns = [self.fh] + [zf.open(key + ".npy") for _ in range(k - 1)]  # type: ignore[misc]
+                header_len = self.fh.tell()
+                for j in range(1, k):
+                    self._skip(self.columns[j], header_len + j * self.n * dtype.itemsize)
+            elif self.n * self.row_bytes > _FORTRAN_WHOLE_MAX:
+                raise _err(
+                    f"'{path}': array '{key}' {self.shape} is stored in Fortran (column) order, "
+                    f"which cannot be read by rows with {k} columns, and it is too large to "
+                    "read whole; save it in row order: np.savez(path, "
+                    f"{key}=np.ascontiguousarray({key}), ...)"
+                )
+            else:
+                data = self.fh.read()
+                if len(data) != self.n * self.row_bytes:
+                    raise _err(f"'{path}': array '{key}' is truncated; save the file again")
+                self.whole = np.frombuffer(data, dtype=dtype).reshape(shape, order="F")
         self.pos = 0
+
+    def _skip(self, fh: BinaryIO, nbytes: int) -> None:
+        """Read past the first ``nbytes`` bytes of a member stream (in blocks)."""
+        while nbytes > 0:
+            got = len(self._read(fh, min(nbytes, 1 << 22), 1, self.n))
+            if got == 0:
+                raise _err(
+                    f"'{self.path}': array '{self.key}' ends before its last column; the file "
+                    "is truncated, save it again"
+                )
+            nbytes -= got
+
+    def _read(self, fh: BinaryIO, nbytes: int, first: int, last: int) -> bytes:
+        try:
+            return fh.read(nbytes)
+        except (OSError, zipfile.BadZipFile, EOFError) as exc:
+            raise _err(
+                f"'{self.path}': array '{self.key}', data rows {first}..{last} are damaged "
+                f"({exc}); save the file again"
+            ) from None
 
     def take(self, m: int) -> np.ndarray:
         m = min(m, self.n - self.pos)
         if self.whole is not None:
             out = self.whole[self.pos : self.pos + m]
+        elif self.columns is not None:
+            size = self.dtype.itemsize
+            out = np.empty((m, len(self.columns)), dtype=self.dtype)
+            for j, fh in enumerate(self.columns):
+                data = self._read(fh, m * size, self.pos + 1, self.pos + m)
+                if len(data) != m * size:
+                    raise _err(
+                        f"'{self.path}': array '{self.key}', column {j} ends before data row "
+                        f"{self.pos + m}; the file is truncated, save it again"
+                    )
+                out[:, j] = np.frombuffer(data, dtype=self.dtype)
         else:
-            try:
-                data = self.fh.read(m * self.row_bytes)
-            except (OSError, zipfile.BadZipFile, EOFError) as exc:
-                raise _err(
-                    f"'{self.path}': array '{self.key}', data rows {self.pos + 1}..{self.pos + m}"
-                    f" are damaged ({exc}); save the file again"
-                ) from None
+            data = self._read(self.fh, m * self.row_bytes, self.pos + 1, self.pos + m)
             if len(data) != m * self.row_bytes:
                 raise _err(
                     f"'{self.path}': array '{self.key}' ends before data row {self.pos + m}; "
