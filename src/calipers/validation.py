@@ -81,7 +81,14 @@ __all__ = [
     "check_predictions",
     "check_positive",
     "check_integer",
+    "check_sample_weight",
+    "check_size",
+    "check_work",
     "DEFAULT_SUM_TOL",
+    "MAX_BINS",
+    "MAX_POINTS",
+    "MAX_RESAMPLES",
+    "MAX_WORK",
 ]
 
 #: Default absolute tolerance on ``|sum_k p_ik - 1|``.
@@ -764,11 +771,68 @@ def _torch_class_indices(y: Any, n: int, k: int, binary: bool, like: Any) -> Any
     return y.to(device=like.device, dtype=torch.int64)
 
 
-def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
+def check_sample_weight(sample_weight: Any, n: int, *, rows_of: str = "probs") -> np.ndarray | None:
+    """Validate row weights and return them as float64 NumPy weights, rescaled if extreme.
+
+    The one weight check of calipers: classification (:func:`check_predictions`)
+    and regression (:func:`calipers.regression.check_gaussian`) inputs, files
+    and recalibrators all pass their ``sample_weight`` here. A weight of 2
+    means the same as the row repeated twice (scikit-learn's meaning).
+    Weights must be a 1-D array of ``n`` real numbers (booleans read as 0 and
+    1), finite, non-negative, with at least one positive. Weights whose
+    largest entry lies outside ``[2**-256, 2**256]`` are multiplied by a
+    power of two (:data:`WEIGHT_EXPONENT_LIMIT`) so that their sums and
+    products can neither overflow nor underflow, while every ratio of
+    weighted sums stays exactly what the given weights give (Murphy 1973 and
+    every weighted mean read weights only through such ratios); ordinary
+    weights are returned bit for bit.
+
+    Parameters
+    ----------
+    sample_weight : array-like or tensor of shape (n,), or None
+        The caller's weights; None means unit weights (returned as None).
+    n : int
+        The number of rows the weights must match.
+    rows_of : str, default "probs"
+        The argument whose rows the weights belong to, for the message on a
+        length that differs (``"mean"`` for regression predictions).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        ``(n,)`` float64 weights (a power-of-two multiple of the given ones),
+        or None when ``sample_weight`` is None.
+
+    Raises
+    ------
+    CalibrationInputError
+        On a shape that is not ``(n,)``, a non-numeric dtype, a weight that is
+        not finite or negative (the message names the first such row), or
+        all weights 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calipers.validation import check_sample_weight
+    >>> check_sample_weight([1.0, 2.0], 2).tolist()
+    [1.0, 2.0]
+    >>> w = check_sample_weight([1e308, 1e308], 2)     # rescaled by 2**-1024: the sum is finite
+    >>> bool(np.isfinite(w.sum())), float(w[0] / w[1])
+    (True, 1.0)
+    >>> check_sample_weight([1.0, -1.0], 2)
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: sample_weight must be non-negative; found -1.0 at row 1
+    """
     if sample_weight is None:
         return None
     w = _as_array(sample_weight, "sample_weight")
     wn = _np(w)
+    if rows_of != "probs" and wn.ndim == 1 and wn.shape[0] != n:
+        raise _err(
+            f"sample_weight has {wn.shape[0]} rows but {rows_of} has {n}; they must have the "
+            "same length"
+        )
     if wn.ndim != 1 or wn.shape[0] != n:
         raise _err(f"sample_weight must have shape ({n},); got {wn.shape}")
     if wn.dtype.kind not in "iufb":
@@ -788,8 +852,13 @@ def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
             "sample_weight sums to 0 (every weight is zero); at least one sample needs a "
             "positive weight"
         )
-    wn = _rescale_weights(wn, wmax)
-    if is_torch(like):
+    return _rescale_weights(wn, wmax)
+
+
+def _check_weight(sample_weight: Any, n: int, like: Array) -> Array | None:
+    """:func:`check_sample_weight`, as a tensor on ``like``'s device when ``like`` is one."""
+    wn = check_sample_weight(sample_weight, n)
+    if wn is not None and is_torch(like):
         import torch
 
         return torch.as_tensor(wn, device=like.device)
@@ -853,8 +922,154 @@ def check_positive(value: Any, name: str = "bandwidth") -> float:
     return float(value)
 
 
+# --------------------------------------------------------------------------- cost guard
+#
+# Every integer setting that sizes a computation (bins, grid points, resamples,
+# repeats) is checked against one of these named maxima by check_size before
+# anything is allocated or looped over, and a computation whose size is a
+# product of settings (rows x resamples, mean bins x variance bins) by
+# check_work. A refusal is a CalibrationInputError naming the argument, its
+# value and the maximum.
+
+#: Largest number of bins, thresholds or cells of any binning or grid of
+#: calipers (2**20: bins of width 1e-6 on [0, 1], finer than any estimate on
+#: real data can resolve; the per-bin totals then take 8 MiB per array).
+MAX_BINS = 1 << 20
+
 #: Largest evaluation grid (points of a curve) any function accepts.
 MAX_POINTS = 1 << 22
+
+#: Largest number of resamples, label draws or repetitions (bootstrap,
+#: consistency resampling, null draws, sweep repeats): 10**6. The Monte-Carlo
+#: standard error of a p-value or of an interval's coverage from B draws is at
+#: most ``0.5 / sqrt(B)``, 5e-4 at 10**6, below any difference worth reporting,
+#: so more draws only add time: each draw is at least one evaluation of the
+#: metric, 10 us to 1 ms, so 10**6 draws already take minutes to hours.
+MAX_RESAMPLES = 10**6
+
+#: Largest work of one call whose work is a product of sizes (rows x
+#: resamples, rows x thresholds, rows x levels): 2**40, about 1.1e12
+#: elementary evaluations. At the 1 to 5 ns per element of calipers'
+#: vectorised inner loops that is 20 minutes to 1.5 hours of CPU, the same
+#: order as the 1-hour refusal of the quadratic estimators
+#: (:data:`calipers.estimators.quadratic_cost.REFUSE_SECONDS`).
+MAX_WORK = 1 << 40
+
+_LIMITS: dict[str, tuple[int, str]] = {
+    "MAX_BINS": (MAX_BINS, "no binning or grid of calipers takes more"),
+    "MAX_POINTS": (MAX_POINTS, "no evaluation grid of calipers takes more"),
+    "MAX_RESAMPLES": (
+        MAX_RESAMPLES,
+        "the Monte-Carlo error of 10**6 draws, at most 5e-4, is below anything worth reporting",
+    ),
+    "MAX_WORK": (MAX_WORK, "about an hour of CPU"),
+}
+
+
+def check_size(value: Any, name: str, limit: str, *, minimum: int = 1) -> int:
+    """``value`` as an int after checking it is an integer in ``[minimum, limit]``.
+
+    The cost guard of one integer setting: ``limit`` names one of the maxima
+    of this module, ``"MAX_BINS"`` (bins, thresholds, histogram cells),
+    ``"MAX_POINTS"`` (points of a curve) or ``"MAX_RESAMPLES"`` (resamples,
+    draws, repeats). The value is checked (as :func:`check_integer` does:
+    booleans, floats and strings are refused) before anything is allocated,
+    so ``n_resamples=10**9`` fails at once with a message naming the
+    argument, the value and the maximum instead of running for days or
+    raising :class:`MemoryError`.
+
+    Parameters
+    ----------
+    value : Any
+        The setting as the caller passed it.
+    name : str
+        Its name, for the message.
+    limit : {"MAX_BINS", "MAX_POINTS", "MAX_RESAMPLES"}
+        The named maximum.
+    minimum : int, default 1
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from calipers.validation import check_size
+    >>> check_size(200, "n_resamples", "MAX_RESAMPLES")
+    200
+    >>> check_size(10**9, "n_resamples", "MAX_RESAMPLES")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: n_resamples = 1000000000 is more than the maximum 1000000 (calipers.validation.MAX_RESAMPLES: ...)
+    """
+    maximum, why = _LIMITS[limit]
+    v = check_integer(value, name, minimum=minimum)
+    if v > maximum:
+        raise CalibrationInputError(
+            f"{name} = {v} is more than the maximum {maximum} (calipers.validation.{limit}: {why})"
+        )
+    return v
+
+
+def check_work(
+    name: str,
+    value: Any,
+    factors: Any,
+    *,
+    limit: str = "MAX_WORK",
+    unit: str = "evaluations",
+    advice: str = "",
+) -> int:
+    """Refuse, before allocating, a computation whose size is a product of settings.
+
+    The cost guard of a product (rows x resamples, rows x thresholds, bins of
+    the mean x bins of the variance): the product of ``factors`` must not
+    exceed the named maximum ``limit`` (default :data:`MAX_WORK`). Python
+    integers, so the product itself never overflows.
+
+    Parameters
+    ----------
+    name : str
+        The argument that made the product too large, for the message.
+    value : Any
+        Its value as the caller gave it.
+    factors : sequence of (str, int)
+        The factors of the product, each with what it counts.
+    limit : str, default "MAX_WORK"
+        The named maximum (``"MAX_WORK"``, ``"MAX_BINS"``, ...).
+    unit : str, default "evaluations"
+        What the product counts, for the message.
+    advice : str, optional
+        What to do instead, appended to the message.
+
+    Returns
+    -------
+    int
+        The product.
+
+    Examples
+    --------
+    >>> from calipers.validation import check_work
+    >>> check_work("n_bins", (5, 5), [("mean bins", 5), ("variance bins", 5)],
+    ...            limit="MAX_BINS", unit="groups")
+    25
+    >>> check_work("n_bins", (2000, 2000), [("mean bins", 2000), ("variance bins", 2000)],
+    ...            limit="MAX_BINS", unit="groups")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calipers.validation.CalibrationInputError: n_bins = (2000, 2000) makes 2000 mean bins x 2000 variance bins = 4000000 groups, more than the maximum 1048576 (calipers.validation.MAX_BINS: ...)
+    """
+    maximum, why = _LIMITS[limit]
+    total = 1
+    for _, f in factors:
+        total *= int(f)
+    if total > maximum:
+        parts = " x ".join(f"{int(f)} {what}" for what, f in factors)
+        raise CalibrationInputError(
+            f"{name} = {value!r} makes {parts} = {total} {unit}, more than the maximum "
+            f"{maximum} (calipers.validation.{limit}: {why})" + (f"; {advice}" if advice else "")
+        )
+    return total
 
 
 def check_integer(value: Any, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:

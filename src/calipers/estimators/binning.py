@@ -48,6 +48,7 @@ import numpy as np
 
 from .._backend import Array, as_float64_numpy, is_torch, to_numpy, weighted_bincount
 from ..validation import DEFAULT_SUM_TOL, CalibrationInputError, check_integer
+from ..validation import MAX_BINS as _MAX_BINS
 
 __all__ = [
     "nixon_even_bins",
@@ -214,9 +215,9 @@ def _weighted_sums(ids: Array, v: Array, weights: Array | None, n_bins: int) -> 
 # ----------------------------------------------------------------------------- edges
 
 
-#: Largest number of bins of any binning estimator (2**20: bins of width 1e-6 on [0, 1];
-#: the per-bin totals then take 40 MB).
-MAX_BINS = 1 << 20
+#: Largest number of bins of any binning estimator: :data:`calipers.validation.MAX_BINS`
+#: (2**20), the bound of every binning and grid of calipers (one cost guard).
+MAX_BINS = _MAX_BINS
 
 #: Bins are refused beyond ``max(n, FREE_BINS)`` for a slice of n samples.
 FREE_BINS = 1 << 16
