@@ -298,11 +298,11 @@ def test_check_gaussian_form_and_passthrough() -> None:
         ({"mean": ["a"], "variance": [1.0], "targets": [0.0]}, "mean must hold real numbers"),
         (
             {"mean": [0.0], "variance": [1.0], "targets": [0.0], "sample_weight": [-1.0]},
-            r"sample_weight must be >= 0; row 0 is -1.0",
+            r"sample_weight must be non-negative; found -1.0 at row 0",
         ),
         (
             {"mean": [0.0], "variance": [1.0], "targets": [0.0], "sample_weight": [0.0]},
-            "positive total",
+            "sample_weight sums to 0",
         ),
         (
             {"mean": [0.0], "variance": [1.0], "targets": [0.0], "sample_weight": [1.0, 1.0]},
@@ -310,7 +310,7 @@ def test_check_gaussian_form_and_passthrough() -> None:
         ),
         (
             {"mean": [0.0], "variance": [1.0], "targets": [0.0], "sample_weight": [np.nan]},
-            "sample_weight must be finite; row 0 is nan",
+            "sample_weight must be finite; found nan at row 0",
         ),
     ],
 )

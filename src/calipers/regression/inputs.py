@@ -21,7 +21,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from .._backend import is_torch
-from ..validation import CalibrationInputError
+from ..validation import CalibrationInputError, check_sample_weight
 
 __all__ = ["GaussianPredictions", "check_gaussian", "spread_by_name"]
 
@@ -201,7 +201,11 @@ def check_gaussian(
         Observed targets. Required.
     sample_weight : array-like of shape (n,), optional
         Non-negative finite row weights with a positive total. Default None
-        (every row weighs 1).
+        (every row weighs 1). Checked by
+        :func:`calipers.validation.check_sample_weight`, like the weights of
+        classification predictions: weights beyond ``2**+-256`` are
+        multiplied by a power of two, which leaves every weighted mean
+        exactly as it is and keeps the sums finite.
 
     Returns
     -------
@@ -279,18 +283,7 @@ def check_gaussian(
             raise CalibrationInputError(
                 f"std squared is not a positive finite float64 variance; row {i} has std {float(sd[i])!r}"
             )
-    w: np.ndarray | None = None
-    if sample_weight is not None:
-        w = _as_1d_float(sample_weight, "sample_weight")
-        if w.shape[0] != n:
-            raise CalibrationInputError(
-                f"sample_weight has {w.shape[0]} rows but mean has {n}; "
-                "they must have the same length"
-            )
-        neg = w < 0
-        if neg.any():
-            i = int(np.flatnonzero(neg)[0])
-            raise CalibrationInputError(f"sample_weight must be >= 0; row {i} is {float(w[i])!r}")
-        if not np.sum(w) > 0:
-            raise CalibrationInputError("sample_weight must have a positive total; all are 0")
+    # the one weight check of calipers (classification uses it too): extreme weights
+    # are rescaled by a power of two, so every weighted mean stays exact and finite
+    w = check_sample_weight(sample_weight, n, rows_of="mean")
     return GaussianPredictions(mean=mu, variance=var, targets=y, sample_weight=w)

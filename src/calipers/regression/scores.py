@@ -49,6 +49,34 @@ def _checked(
     )
 
 
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _squared_z(G: GaussianPredictions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(y - mu)**2 / sigma**2`` of every row, finite wherever the true value is.
+
+    Returns ``(z2, bad, q)``: ``z2 = r * r / v`` (``r = y - mu``, ``v =
+    sigma**2``) as before, bit for bit, for ordinary values; ``bad`` marks the
+    rows where ``r * r`` overflows or leaves the normal range (or ``r``
+    itself overflows), and ``q = h * (h / v)`` with the exact halves ``h = y / 2
+    - mu / 2`` is their quarter ``z**2 / 4``, finite wherever ``z**2 / 4`` is:
+    targets and means of order 1e300 with variances of the same order give a
+    finite score rather than ``inf``, and tiny residuals over tiny variances
+    are not flushed to 0. ``z2[bad]`` holds ``4 * q``.
+    """
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        r = G.targets - G.mean
+        rr = r * r
+        z2 = rr / G.variance
+        bad = (~(rr >= _TINY) & (r != 0)) | ~np.isfinite(rr)
+        q = np.empty(0)
+        if bad.any():
+            h = 0.5 * G.targets[bad] - 0.5 * G.mean[bad]
+            q = h * (h / G.variance[bad])
+            z2[bad] = 4.0 * q
+    return z2, bad, q
+
+
 @fill_doc
 @spread_by_name
 def gaussian_nll_per_row(
@@ -80,8 +108,12 @@ def gaussian_nll_per_row(
     [0.9189, 1.4189]
     """
     G = _checked(mean, variance, std, targets)
-    r = G.targets - G.mean
-    return 0.5 * (_LOG_2PI + np.log(G.variance) + r * r / G.variance)
+    z2, bad, q = _squared_z(G)
+    out = 0.5 * (_LOG_2PI + np.log(G.variance) + z2)
+    if q.size:  # z**2 / 2 = 2 q: finite even where z**2 itself overflows
+        with np.errstate(over="ignore"):
+            out[bad] = 0.5 * (_LOG_2PI + np.log(G.variance[bad])) + 2.0 * q
+    return out
 
 
 @fill_doc
@@ -158,8 +190,8 @@ def dawid_sebastiani_per_row(
     [2.0]
     """
     G = _checked(mean, variance, std, targets)
-    r = G.targets - G.mean
-    return np.log(G.variance) + r * r / G.variance
+    with np.errstate(over="ignore"):
+        return np.log(G.variance) + _squared_z(G)[0]
 
 
 @fill_doc
