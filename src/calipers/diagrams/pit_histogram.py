@@ -17,7 +17,7 @@ import numpy as np
 from .._docstrings import fill_doc
 from ..regression import PITHistogram, check_gaussian, pit_histogram
 from ..regression.inputs import spread_by_name
-from ..validation import check_integer
+from ..validation import check_size
 from ._regression import (
     check_recalibrator,
     effective_n,
@@ -302,7 +302,7 @@ def pit_histogram_diagram_data(
     >>> float(data.before.counts.sum()), data.total
     (500.0, 500.0)
     """
-    B = check_integer(n_bins, "n_bins", minimum=1)
+    B = check_size(n_bins, "n_bins", "MAX_BINS")
     G = check_gaussian(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )

@@ -38,7 +38,13 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..validation import CalibrationInputError, Predictions, check_predictions
+from ..validation import (
+    CalibrationInputError,
+    Predictions,
+    check_predictions,
+    check_size,
+    check_work,
+)
 from . import _resampling as rs
 
 __all__ = ["ConfidenceInterval", "confidence_interval", "paired_confidence_interval"]
@@ -106,6 +112,7 @@ def _check_options(
     ):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
             raise CalibrationInputError(f"{name} must be an integer >= {least}; got {v!r}")
+    check_size(n_resamples, "n_resamples", "MAX_RESAMPLES", minimum=2)
 
 
 def _finish(
@@ -187,6 +194,13 @@ def _values(
 ) -> tuple[list[float], np.ndarray, np.ndarray | None]:
     """Estimates, bootstrap values ``(len(Ps), B)`` and jackknife values on shared rows."""
     n = Ps[0].n_samples
+    check_work(
+        "n_resamples",
+        n_resamples,
+        [("rows", n), ("resamples", n_resamples), ("models", len(Ps))],
+        unit="row evaluations",
+        advice="use fewer resamples or a subsample of the rows",
+    )
     w = Ps[0].sample_weight
     base = None if w is None else np.asarray(w, dtype=np.float64)
     evs = [rs.evaluator(metric, P, kwargs)[0] for P in Ps]
@@ -261,7 +275,9 @@ def confidence_interval(
         biased metric instead of removing it. docs/intervals.md measures all three.
     confidence_level : float, default 0.95
     n_resamples : int, default 2000
-        Bootstrap resamples (at least 1000 are advised for the tails of BCa).
+        Bootstrap resamples (at least 1000 are advised for the tails of BCa);
+        at most ``calipers.validation.MAX_RESAMPLES`` (10**6), and rows times resamples at most
+        ``calipers.validation.MAX_WORK``.
     jackknife_groups : int, default 100
         BCa only: the acceleration ``a`` comes from a grouped (delete-d) jackknife
         (Shao & Wu 1989; Efron & Tibshirani 1993, ch. 11) with this many groups of

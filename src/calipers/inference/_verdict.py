@@ -49,7 +49,13 @@ from typing import Any, Literal
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..validation import CalibrationInputError, Predictions, check_predictions
+from ..validation import (
+    CalibrationInputError,
+    Predictions,
+    check_predictions,
+    check_size,
+    check_work,
+)
 from . import _resampling as rs
 from ._confidence_interval import confidence_interval
 from ._resampling import format_p_value
@@ -913,7 +919,7 @@ def verdict(
     {labels}
     n_resamples : int, default 200
         Label draws ``B`` of each kind (at least 19, so that a p-value of 0.05 is
-        reachable). Cost: ``2 B`` metric calls plus ``B`` curve refits; for the
+        reachable; at most ``calipers.validation.MAX_RESAMPLES``, 10**6). Cost: ``2 B`` metric calls plus ``B`` curve refits; for the
         Dirichlet-kernel estimators one kernel pass per batch of draws, at the
         bandwidth chosen on the data.
     n_bootstrap : int, default 0
@@ -973,6 +979,9 @@ def verdict(
         raise CalibrationInputError(f"n_bootstrap must be an integer >= 0; got {n_bootstrap!r}")
     if n_bootstrap == 1 or n_bootstrap < 0:
         raise CalibrationInputError(f"n_bootstrap must be 0 or >= 2; got {n_bootstrap}")
+    B = check_size(n_resamples, "n_resamples", "MAX_RESAMPLES", minimum=19)
+    if n_bootstrap:
+        check_size(n_bootstrap, "n_bootstrap", "MAX_RESAMPLES", minimum=2)
     a = _check_fraction(alpha, "alpha")
     if bias_ratio is not None:
         warnings.warn(
@@ -1002,6 +1011,13 @@ def verdict(
             probs, labels, logits=logits, sample_weight=sample_weight, classes=classes
         )
     )
+    check_work(
+        "n_resamples",
+        B,
+        [("rows", P.n_samples), ("label draws", 2 * B + int(n_bootstrap))],
+        unit="row evaluations",
+        advice="use fewer resamples or a subsample of the rows",
+    )
     m = _bind(metric, metric_kwargs)
     result = m.fn(P, None, **m.kwargs)
     T = _value(result)
@@ -1016,7 +1032,6 @@ def verdict(
         m.kwargs["bandwidth"] = bw  # the draws use the bandwidth chosen on the data
         if not isinstance(bw, tuple):
             boot_kwargs["bandwidth"] = bw
-    B = int(n_resamples)
     rng = np.random.default_rng(seed)
     null = _null(m, P, B, rng)
     _check_draws(null, m.name, B)

@@ -33,7 +33,13 @@ import numpy as np
 from .._backend import as_float64_numpy
 from .._docstrings import fill_doc
 from ..metrics._skce import L1ExponentialKernel, block_values, kernel_rows, residuals
-from ..validation import CalibrationInputError, check_integer, check_positive, check_predictions
+from ..validation import (
+    CalibrationInputError,
+    check_integer,
+    check_positive,
+    check_predictions,
+    check_size,
+)
 
 __all__ = ["CalibrationTestResult", "consistency_test", "skce_test"]
 
@@ -119,7 +125,7 @@ def _monte_carlo_p_value(observed: float, null: np.ndarray) -> float:
 
 
 def _check_resamples(n_resamples: int) -> int:
-    return check_integer(n_resamples, "n_resamples", minimum=1)
+    return check_size(n_resamples, "n_resamples", "MAX_RESAMPLES")
 
 
 def _draw_labels(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -39,7 +39,14 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
+from ..validation import (
+    CalibrationInputError,
+    Predictions,
+    check_integer,
+    check_predictions,
+    check_size,
+    check_work,
+)
 from . import _resampling as rs
 from ._confidence_interval import confidence_interval
 
@@ -426,7 +433,7 @@ def default_sizes(n: int, *, n_sizes: int = 10, smallest: int = 100) -> np.ndarr
     [5, 6, 8, 11, 14, 18, 23, 30, 39, 50]
     """
     n = check_integer(n, "n", minimum=2)
-    n_sizes = check_integer(n_sizes, "n_sizes", minimum=1)
+    n_sizes = check_size(n_sizes, "n_sizes", "MAX_POINTS")
     smallest = check_integer(smallest, "smallest", minimum=1)
     if n < 10 * smallest:
         smallest = max(2, n // 10)
@@ -529,7 +536,9 @@ def test_size_sweep(
         ``n`` (:func:`default_sizes`), as Gruber & Buettner (2022) App. G.
     n_repeats : int, default 20
         Repetitions (random permutations). Gruber & Buettner (2022) use thousands
-        of subsamples at the small sizes; 20 is enough to see the trend.
+        of subsamples at the small sizes; 20 is enough to see the trend. At most
+        ``calipers.validation.MAX_RESAMPLES`` (10**6) metric evaluations in all
+        (metrics x repeats x sizes).
     seed : int or None, default 0
         Seed of :func:`numpy.random.default_rng` for the permutations.
     recalibrator : fitted recalibrator, optional
@@ -566,7 +575,7 @@ def test_size_sweep(
     True
     """
     named = _named_metrics(metrics)
-    n_repeats = check_integer(n_repeats, "n_repeats", minimum=1)
+    n_repeats = check_size(n_repeats, "n_repeats", "MAX_RESAMPLES")
     P = rs.numpy_predictions(
         check_predictions(
             probs, labels, logits=logits, sample_weight=sample_weight, classes=classes
@@ -574,6 +583,24 @@ def test_size_sweep(
     )
     n = P.n_samples
     sz = _check_sizes(sizes, n)
+    factors = [("repeats", n_repeats), ("metrics", len(named) * (1 if recalibrator is None else 2))]
+    # one value per (metric, repeat, size), each a metric call: at most MAX_RESAMPLES
+    # calls in all, and at most MAX_WORK rows evaluated in all
+    check_work(
+        "n_repeats",
+        n_repeats,
+        [*factors, ("sizes", sz.size)],
+        limit="MAX_RESAMPLES",
+        unit="metric evaluations",
+        advice="use fewer repeats, sizes or metrics",
+    )
+    check_work(
+        "n_repeats",
+        n_repeats,
+        [*factors, ("rows summed over the sizes", int(sz.sum()))],
+        unit="row evaluations",
+        advice="use fewer repeats or smaller sizes",
+    )
     Pa = None if recalibrator is None else _recalibrated(recalibrator, P)
     rng = np.random.default_rng(seed)
     values = np.empty((len(named), n_repeats, sz.size))
@@ -723,6 +750,15 @@ def parameter_sweep(
             probs, labels, logits=logits, sample_weight=sample_weight, classes=classes
         )
     )
+    if interval:
+        B = check_size(n_resamples, "n_resamples", "MAX_RESAMPLES", minimum=2)
+        check_work(
+            "n_resamples",
+            B,
+            [("values", len(vals)), ("rows", P.n_samples), ("resamples", B)],
+            unit="row evaluations",
+            advice="use fewer resamples or values",
+        )
     estimates = np.empty(len(vals))
     low = high = se = None
     if interval:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..validation import CalibrationInputError, check_integer
+from ..validation import CalibrationInputError, check_size, check_work
 from .inputs import GaussianPredictions, _as_1d_float, check_gaussian, spread_by_name
 
 __all__ = [
@@ -194,13 +194,15 @@ def _check_thresholds(thresholds: Any, G: GaussianPredictions) -> np.ndarray:
     if thresholds is None:
         return _default_thresholds(G, 500)
     if isinstance(thresholds, (int, np.integer)) and not isinstance(thresholds, bool):
-        return _default_thresholds(G, check_integer(thresholds, "thresholds", minimum=2))
+        k = check_size(thresholds, "thresholds", "MAX_BINS", minimum=2)
+        return _default_thresholds(G, k)
     t = np.asarray(thresholds)
     if t.dtype.kind not in "iuf" or t.ndim != 1 or t.shape[0] < 2:
         raise CalibrationInputError(
             "thresholds must be None, an integer >= 2, or a 1-D array of at least 2 numbers; "
             f"got {thresholds!r}"
         )
+    check_size(t.shape[0] - 1, "thresholds (cells between the edges)", "MAX_BINS")
     t = t.astype(np.float64)
     bad = ~np.isfinite(t)
     if bad.any():
@@ -263,7 +265,9 @@ def crps_decomposition(
         targets (or ``2 k`` quantiles of them when there are more than
         ``4 k`` distinct values) and ``k`` equally spaced points from
         ``min(y, mu - 8 sigma)`` to ``max(y, mu + 8 sigma)``, so the tails left
-        out weigh less than ``1e-14 * sigma`` per row. Default None: ``k = 500``
+        out weigh less than ``1e-14 * sigma`` per row. At most
+        ``calipers.validation.MAX_BINS`` (2**20) cells, and rows times cells
+        at most ``calipers.validation.MAX_WORK``. Default None: ``k = 500``
         (every target is an edge when there are at most 2000 distinct ones).
         The cost is ``O(n * K)`` time, in blocks of about two million
         row-thresholds.
@@ -273,7 +277,8 @@ def crps_decomposition(
         predicted CDFs (``O(spacing)`` from targets inside cells), so the
         spacing must be small against the predicted standard deviations.
     n_bins : int, default 10
-        Equal-width probability bins per threshold.
+        Equal-width probability bins per threshold (at most
+        ``calipers.validation.MAX_BINS``).
 
     Returns
     -------
@@ -303,10 +308,17 @@ def crps_decomposition(
     G = check_gaussian(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
-    B = check_integer(n_bins, "n_bins", minimum=1)
+    B = check_size(n_bins, "n_bins", "MAX_BINS")
     edges = _check_thresholds(thresholds, G)
     t = 0.5 * (edges[:-1] + edges[1:])
     K = t.shape[0]
+    check_work(
+        "thresholds",
+        thresholds if isinstance(thresholds, (int, np.integer)) else f"<{K + 1} edges>",
+        [("rows", G.n_samples), ("thresholds", K)],
+        unit="row-thresholds",
+        advice="use fewer thresholds or a subsample of the rows",
+    )
     dt = np.diff(edges)
     w = _weights(G)
     W = float(np.sum(w))
@@ -316,7 +328,8 @@ def crps_decomposition(
     rel = np.empty(K)
     res = np.empty(K)
     unc = np.empty(K)
-    step = max(1, _BLOCK // G.n_samples)
+    # thresholds per block: about _BLOCK rows x thresholds, and _BLOCK bins x thresholds
+    step = max(1, _BLOCK // max(G.n_samples, B))
     for start in range(0, K, step):
         tk = t[start : start + step]
         m = tk.shape[0]
@@ -449,16 +462,29 @@ def _groups(G: GaussianPredictions, w: np.ndarray, n_bins: Any) -> np.ndarray:
             raise CalibrationInputError(
                 f"n_bins must be None, an integer or a pair (mean bins, variance bins); got {n_bins!r}"
             )
-        k1 = check_integer(n_bins[0], "n_bins[0] (bins of the predicted mean)", minimum=1)
-        k2 = check_integer(n_bins[1], "n_bins[1] (bins of the predicted variance)", minimum=1)
+        k1 = check_size(n_bins[0], "n_bins[0] (bins of the predicted mean)", "MAX_BINS")
+        k2 = check_size(n_bins[1], "n_bins[1] (bins of the predicted variance)", "MAX_BINS")
     else:
-        k1 = k2 = check_integer(n_bins, "n_bins", minimum=1)
+        k1 = k2 = check_size(n_bins, "n_bins", "MAX_BINS")
+    check_work(
+        "n_bins",
+        n_bins,
+        [("bins of the mean", k1), ("bins of the variance", k2)],
+        limit="MAX_BINS",
+        unit="groups",
+    )
     first = _equal_mass(G.mean, w, k1)
+    if k2 == 1:  # one variance bin: every row's variance bin is 0
+        return first
     out = np.empty(G.n_samples, dtype=np.int64)
-    for b in range(k1):
-        rows = np.flatnonzero(first == b)
-        if rows.shape[0]:
-            out[rows] = b * k2 + _equal_mass(G.variance[rows], w[rows], k2)
+    # the rows of each non-empty bin of the mean, in row order (as np.flatnonzero gives
+    # them), from one stable sort: O(n log n) however many bins are asked for
+    order = np.argsort(first, kind="stable")
+    sorted_bins = first[order]
+    starts = np.flatnonzero(np.diff(sorted_bins, prepend=-1))
+    for a, e in zip(starts, np.append(starts[1:], order.shape[0]), strict=True):
+        rows = order[a:e]
+        out[rows] = int(sorted_bins[a]) * k2 + _equal_mass(G.variance[rows], w[rows], k2)
     return out
 
 
@@ -527,7 +553,8 @@ def gaussian_score_decomposition(
         predicted mean, each cut into ``k2`` equal-mass bins of the predicted
         variance (``k1 * k2`` groups of about ``n / (k1 * k2)`` rows; equal
         predictions may be split between neighbouring bins). An integer
-        ``k``: ``(k, k)``. ``(1, 1)`` is one global shift and scale.
+        ``k``: ``(k, k)``. ``(1, 1)`` is one global shift and scale. At most
+        ``calipers.validation.MAX_BINS`` (2**20) groups ``k1 * k2``.
     score : {"dss", "nll"}, default "dss"
         The Dawid-Sebastiani score (as :func:`calipers.regression.dawid_sebastiani`)
         or the Gaussian negative log-likelihood in nats (as

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..validation import CalibrationInputError, check_integer
+from ..validation import CalibrationInputError, check_integer, check_size, check_work
 from .inputs import GaussianPredictions, check_gaussian, spread_by_name
 
 __all__ = [
@@ -142,7 +142,8 @@ def pit_histogram(
     {targets}
     {sample_weight}
     n_bins : int, default 10
-        Number of equal-width bins on [0, 1].
+        Number of equal-width bins on [0, 1], at most
+        ``calipers.validation.MAX_BINS`` (2**20).
 
     Returns
     -------
@@ -157,7 +158,7 @@ def pit_histogram(
     >>> h.counts.tolist(), h.l1_distance, h.ks_statistic
     ([0.0, 0.0, 1.0, 0.0], 1.5, 0.5)
     """
-    B = check_integer(n_bins, "n_bins", minimum=1)
+    B = check_size(n_bins, "n_bins", "MAX_BINS")
     G = check_gaussian(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
@@ -280,10 +281,22 @@ def quantile_calibration(
             )
     w = _weights(G)
     total = float(np.sum(w))
+    check_work(
+        "levels",
+        f"<{lv.shape[0]} levels>",
+        [("rows", G.n_samples), ("levels", lv.shape[0])],
+        unit="row-levels",
+        advice="use fewer levels",
+    )
     absz = np.abs(G.targets - G.mean) / G.std
     half_width = ndtri((1.0 + lv) / 2.0)
-    inside = absz[None, :] <= half_width[:, None]
-    coverage = (inside @ w) / total
+    # levels in blocks of about 2**24 row-levels (128 MiB of float64 at most): one
+    # block, the whole matrix, for up to 19 levels and 880 000 rows
+    step = max(1, (1 << 24) // G.n_samples)
+    coverage = np.empty(lv.shape[0])
+    for a in range(0, lv.shape[0], step):
+        inside = absz[None, :] <= half_width[a : a + step, None]
+        coverage[a : a + step] = (inside @ w) / total
     err = np.abs(coverage - lv)
     return QuantileCalibration(
         levels=lv,
