@@ -47,7 +47,7 @@ import numpy as np
 from .._parallel import thread_map
 from ..estimators.quadratic_cost import check_quadratic_cost
 from ..inference.calibration_test import CalibrationTestResult, block_test
-from ..validation import CalibrationInputError, check_integer, check_positive
+from ..validation import CalibrationInputError, check_integer, check_positive, check_size
 from .inputs import check_gaussian, spread_by_name
 
 __all__ = ["gaussian_skce", "gaussian_skce_test"]
@@ -71,8 +71,32 @@ def _check_gaussian(
     return G.mean, G.std, G.targets
 
 
+#: Length scales whose square stays a normal float64 far from overflow use the plain
+#: formulas (bit for bit as before); outside, a scaled form (``_ORDINARY_SCALES``).
+_ORDINARY_SCALES = (1e-150, 1e150)
+
+
+def _ordinary(ls: float) -> bool:
+    return _ORDINARY_SCALES[0] <= ls <= _ORDINARY_SCALES[1]
+
+
 def _expected_gaussian_kernel(mu: Any, s2: Any, a: Any, ls: float) -> Any:
-    """``E_{Z~N(mu, s2)} exp(-(Z - a)^2 / (2 ls^2))`` in closed form (broadcasting)."""
+    """``E_{Z~N(mu, s2)} exp(-(Z - a)^2 / (2 ls^2))`` in closed form (broadcasting).
+
+    For a length scale outside ``[1e-150, 1e150]``, where ``ls**2`` under- or
+    overflows, the same quantity scaled by ``c = max(ls, sqrt(s2))``:
+    ``(ls / c) / sqrt((ls / c)**2 + s2 / c**2) * exp(-((mu - a) / c)**2 / (2 ((ls /
+    c)**2 + s2 / c**2)))``, whose denominators lie in [1, 2]: it tends to 0 as
+    ``ls -> 0`` (the kernel becomes an indicator of a point, which a continuous
+    Z hits with probability 0) and to 1 as ``ls -> inf``.
+    """
+    if not _ordinary(ls):
+        with np.errstate(over="ignore", under="ignore"):
+            c = np.maximum(ls, np.sqrt(s2))
+            lc = ls / c
+            d = lc * lc + s2 / (c * c)
+            e = (mu - a) / c
+            return lc / np.sqrt(d) * np.exp(-(e * e) / (2.0 * d))
     v = ls * ls + s2
     return ls / np.sqrt(v) * np.exp(-((mu - a) ** 2) / (2.0 * v))
 
@@ -87,7 +111,12 @@ def _prediction_parts(
 
 def _target_part(mu_r: Any, sd_r: Any, y_r: Any, mu_c: Any, sd_c: Any, y_c: Any, ls: float) -> Any:
     """``k_Y(y, y') - E_{Z~P} k_Y(Z, y') - E_{Z'~P'} k_Y(y, Z')`` of every pair."""
-    out = np.exp(-((y_r - y_c) ** 2) / (2.0 * ls * ls))
+    if _ordinary(ls):
+        out = np.exp(-((y_r - y_c) ** 2) / (2.0 * ls * ls))
+    else:  # (y - y') / ls first: the indicator 1{y = y'} as ls -> 0, 1 as ls -> inf
+        with np.errstate(over="ignore", under="ignore"):
+            e = (y_r - y_c) / ls
+            out = np.exp(-0.5 * (e * e))
     out -= _expected_gaussian_kernel(mu_r, sd_r**2, y_c, ls)
     out -= _expected_gaussian_kernel(mu_c, sd_c**2, y_r, ls)
     return out
@@ -213,7 +242,11 @@ def gaussian_skce(
     block_size : int, default 2
         Rows per block of the block estimator (2 <= block_size <= n).
     length_scale : float, default 1.0
-        ``l`` of the Gaussian kernel on targets (units of the targets).
+        ``l`` of the Gaussian kernel on targets (units of the targets). Any
+        positive float: outside ``[1e-150, 1e150]``, where ``l**2`` under- or
+        overflows, the kernels are evaluated in a scaled form and tend to their
+        limits (``l -> 0``: the indicator ``1{y = y'}``, with expectations 0 under
+        the continuous predictions; ``l -> inf``: 1 everywhere, SKCE 0).
     prediction_length_scale : float, optional
         ``l_P`` of the exponential kernel on the Wasserstein distance (units of
         the targets); default: ``length_scale``.
@@ -304,7 +337,8 @@ def gaussian_skce_test(
     prediction_length_scale : float, optional
         ``l_P`` of the kernel on predictions; default ``length_scale``.
     n_resamples : int, default 200
-        Draws of the targets for ``method="consistency"``.
+        Draws of the targets for ``method="consistency"``; at most
+        ``calipers.validation.MAX_RESAMPLES`` (10**6).
     seed : int, Generator or None, default 0
         Seed of ``np.random.default_rng`` for ``method="consistency"``.
 
@@ -342,7 +376,7 @@ def gaussian_skce_test(
     if method not in ("consistency", "block"):
         raise CalibrationInputError(f"method must be 'consistency' or 'block'; got {method!r}")
     ls, lp = _length_scales(length_scale, prediction_length_scale)
-    B = check_integer(n_resamples, "n_resamples", minimum=1)
+    B = check_size(n_resamples, "n_resamples", "MAX_RESAMPLES")
     mu, sd, y = _check_gaussian(mean, variance, std, targets)
     n = mu.shape[0]
     if method == "block":

@@ -407,6 +407,13 @@ def regression_report(
     >>> print(next(r for r in rep.to_markdown().splitlines() if r.startswith("| model"))[:62])
     | model | method | n | NLL | DSS | CRPS | PIT KS | Interval CE
     """
+    for arg, value in (("models", models), ("calibration", calibration)):
+        if value is not None and not isinstance(value, Mapping):
+            raise CalibrationInputError(
+                f"{arg} must be a mapping of model name to predictions, e.g. {{'net': "
+                "{'mean': mu, 'std': sd, 'targets': y}} (one model too: a one-entry dict); got a "
+                f"{type(value).__name__}"
+            )
     if not models:
         raise CalibrationInputError("regression_report needs at least one model")
     B = check_integer(n_bins, "n_bins", minimum=1)

@@ -114,13 +114,22 @@ def _without_targets(mean: Any, variance: Any, std: Any) -> GaussianPredictions:
 
 
 def _levels(q: Any, name: str) -> tuple[np.ndarray, bool]:
-    """Probability levels in (0, 1) as a 1-D float64 array, and whether ``q`` was a scalar."""
+    """Probability levels in (0, 1) as a 1-D float64 array, and whether ``q`` was a scalar.
+
+    Only real numbers are levels: a string (``"0.5"``), a boolean or an object
+    array is refused rather than converted, so a level is never reinterpreted.
+    """
     try:
-        arr = np.asarray(q, dtype=np.float64)
+        raw = np.asarray(q.detach().cpu().numpy() if is_torch(q) else q)
     except (TypeError, ValueError):
+        raw = np.asarray(None)
+    if raw.dtype.kind not in "iuf":
+        what = type(q).__name__ if raw.ndim == 0 else f"an array of dtype {raw.dtype}"
         raise CalibrationInputError(
-            f"{name} must be a probability level or a 1-D array of levels in (0, 1); got {q!r}"
-        ) from None
+            f"{name} must be a probability level or a 1-D array of levels in (0, 1); got {q!r} "
+            f"({what}; give numbers, e.g. {name}=0.5)"
+        )
+    arr = raw.astype(np.float64)
     if arr.ndim > 1 or arr.size == 0:
         raise CalibrationInputError(
             f"{name} must be a number or a non-empty 1-D array of levels; got shape {arr.shape}"
@@ -250,7 +259,9 @@ class RegressionRecalibrator(Parameters):
         mean, variance, std
             The predictions (as in :meth:`fit`; no targets).
         q : float or array-like of shape (m,), default 0.5
-            Levels strictly between 0 and 1.
+            Levels strictly between 0 and 1, as numbers (a string such as
+            ``"0.5"`` is refused). Every such float64 level has a finite
+            quantile, ``1 - 1e-16`` included.
 
         Returns
         -------

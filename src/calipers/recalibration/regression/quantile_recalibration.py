@@ -148,6 +148,42 @@ def _segment_integrals(
     return i0, i1, i2
 
 
+#: Above this PIT value ``x = R^-1(q)`` the quantile is computed from ``1 - x`` (where
+#: :func:`scipy.special.ndtri` itself switches to the complement, ``1 - exp(-2)``).
+_UPPER_TAIL = 1.0 - math.exp(-2.0)
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _standard_quantile(xk: np.ndarray, yk: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``Phi^-1(R^-1(q))`` for levels ``q`` in (0, 1), finite for every such level.
+
+    ``R^-1`` is the piecewise-linear inverse of the map with knots ``(xk, yk)``.
+    In the upper tail (``x = R^-1(q) > 1 - exp(-2)``) the complement ``1 - x =
+    (1 - x_(k+1)) + (y_(k+1) - q) (x_(k+1) - x_k) / (y_(k+1) - y_k)`` is formed
+    directly, without rounding ``x`` first: a level such as ``1 - 1e-16``, whose
+    ``x`` rounds to 1.0 when the last segment of ``R`` is steep, gets its finite
+    quantile ``-Phi^-1(1 - x)`` rather than ``inf`` (``1 - x >= 1e-32`` for any
+    level below 1). In the first segment, where ``x = q x_1 / y_1`` can fall
+    below the normal range (``q = 5e-324``), ``Phi^-1`` is taken of
+    ``log x = log q + log x_1 - log y_1`` (:func:`scipy.special.ndtri_exp`).
+    Elsewhere ``Phi^-1(np.interp(q, yk, xk))``, as before.
+    """
+    from scipy.special import ndtri, ndtri_exp
+
+    x = np.interp(q, yk, xk)
+    z = np.asarray(ndtri(x), dtype=np.float64)
+    up = x > _UPPER_TAIL
+    if up.any():
+        qu = q[up]
+        k = np.clip(np.searchsorted(yk, qu, side="right") - 1, 0, yk.shape[0] - 2)
+        c = (1.0 - xk[k + 1]) + (yk[k + 1] - qu) * ((xk[k + 1] - xk[k]) / (yk[k + 1] - yk[k]))
+        z[up] = -ndtri(c)
+    low = (x < _TINY) & (q < yk[1])
+    if low.any():
+        z[low] = ndtri_exp(np.log(q[low]) + (math.log(xk[1]) - math.log(yk[1])))
+    return z
+
+
 def _knots_valid(v: Values) -> str | None:
     x, y = v["knots_x_"], v["knots_y_"]
     if x.shape != y.shape:
@@ -334,9 +370,7 @@ class QuantileRecalibration(RegressionRecalibrator):
         return np.clip(seg.cdf(z, seg.segment(z)), 0.0, 1.0)
 
     def _quantile(self, mu: np.ndarray, var: np.ndarray, q: np.ndarray) -> np.ndarray:
-        from scipy.special import ndtri
-
-        z = ndtri(np.interp(q, self.knots_y_, self.knots_x_))
+        z = _standard_quantile(self.knots_x_, self.knots_y_, q)
         return np.asarray(mu[:, None] + np.sqrt(var)[:, None] * z[None, :])
 
     def _score_rows(self, mu: np.ndarray, var: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
