@@ -24,7 +24,12 @@ from .._docstrings import fill_doc
 from ..estimators.binning import Binning, BinStatistics, EqualWidth, FixedEdges
 from ..metrics import binned_statistics, calibration_error, wilson_interval
 from ..pipeline.lenses import Lens, LensSlice, get_lens, resolve_lens, single_class
-from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
+from ..validation import (
+    CalibrationInputError,
+    Predictions,
+    check_predictions,
+    check_size,
+)
 from ._style import (
     BAR_COLOR,
     DOUBLE_COLUMN,
@@ -89,7 +94,7 @@ def _bootstrap_bins(
     seed: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval of every bin's mean target (rows resampled, bins fixed)."""
-    n_bootstrap = check_integer(n_bootstrap, "n_bootstrap", minimum=2)
+    n_bootstrap = check_size(n_bootstrap, "n_bootstrap", "MAX_RESAMPLES", minimum=2)
     rng = np.random.default_rng(seed)
     n = ids.shape[0]
     reps = np.full((int(n_bootstrap), n_bins), np.nan)

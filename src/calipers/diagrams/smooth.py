@@ -11,7 +11,7 @@ from .._backend import to_numpy
 from .._docstrings import fill_doc
 from ..metrics.smooth_ece import SmoothReliability, smooth_reliability
 from ..pipeline.lenses import lens_arrays, resolve_lens
-from ..validation import CalibrationInputError, check_integer, check_predictions
+from ..validation import CalibrationInputError, check_predictions, check_size
 from ._style import (
     DENSITY_COLOR,
     GAP_COLOR,
@@ -326,7 +326,7 @@ def smooth_reliability_diagram_data(
     shown = dens > MIN_RELATIVE_DENSITY * float(np.max(dens))
     band = None
     if intervals == "bootstrap":
-        n_bootstrap = check_integer(n_bootstrap, "n_bootstrap", minimum=2)
+        n_bootstrap = check_size(n_bootstrap, "n_bootstrap", "MAX_RESAMPLES", minimum=2)
         rng = np.random.default_rng(seed)
         n = P.n_samples
         w0 = (

@@ -37,7 +37,7 @@ from .._backend import wrap_scalar
 from .._docstrings import fill_doc
 from ..estimators.binning import Binning, BinStatistics, EqualMass
 from ..pipeline.lenses import Lens
-from ..validation import CalibrationInputError, check_integer, check_predictions
+from ..validation import CalibrationInputError, check_predictions, check_size
 from ._calibration_error import binned_statistics
 
 __all__ = ["debiased_calibration_error"]
@@ -228,7 +228,7 @@ def debiased_calibration_error(
         raise CalibrationInputError(
             f"method='unbiased' is the p = 2 estimator; got p={p!r} (use method='normal')"
         )
-    check_integer(n_resamples, "n_resamples", minimum=1)  # checked even when unused
+    check_size(n_resamples, "n_resamples", "MAX_RESAMPLES")  # checked even when unused
     P = check_predictions(
         probs,
         labels,

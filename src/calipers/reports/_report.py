@@ -70,7 +70,13 @@ from ..inference import _resampling as _rs
 from ..io.output import interrupts_deferred
 from ..metrics import registry
 from ..pipeline.lenses import lens_arrays
-from ..validation import CalibrationInputError, Predictions, check_predictions
+from ..validation import (
+    CalibrationInputError,
+    Predictions,
+    check_integer,
+    check_predictions,
+    check_size,
+)
 from ._document import _LABELS, COLUMNS, UNCALIBRATED, Report, ReportRow, _slug
 
 __all__ = ["Report", "ReportRow", "report", "COLUMNS"]
@@ -678,10 +684,9 @@ def _check_arguments(
         ("n_bootstrap", options.n_bootstrap),
         ("null_resamples", options.null_resamples),
     ):
-        if int(v) < 0:
-            raise CalibrationInputError(f"{name} must be >= 0; got {v!r}")
-    if options.kernel_max_n < 2:
-        raise CalibrationInputError(f"kernel_max_n must be >= 2; got {options.kernel_max_n!r}")
+        check_size(v, name, "MAX_RESAMPLES", minimum=0)
+    check_integer(options.kernel_max_n, "kernel_max_n", minimum=2)
+    check_integer(options.seed, "seed", minimum=0)
     if recalibrators and not calibration:
         raise CalibrationInputError(
             "recalibrators need a calibration split per model (calibration=...)"
