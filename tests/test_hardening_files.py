@@ -643,3 +643,53 @@ def test_parquet_list_column_later_batch_names_the_row_of_the_whole_file_read(
     with pytest.raises(PredictionFileError) as chunked:
         list(read_prediction_chunks(path, 1000))
     assert _rows_named(str(chunked.value)) == _rows_named(str(whole.value)) == [BAD]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB and RLIMIT_AS: Linux")
+def test_labels_bomb_is_refused_by_its_declared_count(tmp_path: Path) -> None:
+    # 10 rows of predictions and a 2 MB labels archive declaring 2.2 billion labels:
+    # the count is compared before the labels are read (they used to be read whole)
+    np.save(tmp_path / "p.npy", np.full((10, 2), 0.5))
+    n = 2_200_000_000
+    _write_zip(tmp_path / "y.npz", {"labels.npy": _deflated_zeros_member((n,), "|i1")})
+    expected = f"{n} labels for 10 rows of predictions"
+    with pytest.raises(PredictionFileError, match=expected):
+        read_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.npz")
+    with pytest.raises(PredictionFileError, match=expected):
+        read_prediction_chunks(tmp_path / "p.npy", 4, labels_path=tmp_path / "y.npz")
+    status, err, peak = _run_measured(
+        ["table", "p.npy", "--labels", "y.npz"], tmp_path, 6 * 1024**3
+    )
+    assert peak < 1.5e9, f"peak resident memory {peak / 1e9:.2f} GB; stderr: {err[-2000:]}"
+    assert status == 3 and expected in err, err
+
+
+def test_labels_file_of_the_right_declared_count_is_read(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    p = rng.dirichlet([1.0, 1.0], size=50)
+    y = rng.integers(0, 2, 50)
+    np.save(tmp_path / "p.npy", p)
+    np.savez(tmp_path / "y.npz", other=np.arange(3), labels=y)
+    pf = read_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.npz")
+    np.testing.assert_array_equal(pf.labels, y)
+    chunks = list(read_prediction_chunks(tmp_path / "p.npy", 20, labels_path=tmp_path / "y.npz"))
+    np.testing.assert_array_equal(np.concatenate([c.labels for c in chunks]), y)
+    np.save(tmp_path / "y1.npy", y[:49])
+    with pytest.raises(PredictionFileError, match="49 labels for 50 rows"):
+        read_prediction_chunks(tmp_path / "p.npy", 20, labels_path=tmp_path / "y1.npy")
+
+
+def test_row_at_the_end_of_a_sentence_is_moved_too(tmp_path: Path) -> None:
+    # "found 1.5 at row 4320." (a binary P(y = 1) column): the position ends a sentence
+    rng = np.random.default_rng(6)
+    p = rng.uniform(size=N)
+    p[BAD] = 1.5
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "y.npy", rng.integers(0, 2, N))
+    with pytest.raises(CalibrationInputError) as whole:
+        read_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.npy").check()
+    with pytest.raises(CalibrationInputError) as chunked:
+        for c in read_prediction_chunks(tmp_path / "p.npy", 1000, labels_path=tmp_path / "y.npy"):
+            c.check()
+    assert f"at row {BAD}." in str(whole.value)
+    assert str(chunked.value).endswith(str(whole.value))

@@ -44,7 +44,8 @@ import numpy as np
 from .checks import _PICKLE_HINT, _check_numeric, _shape_error
 from .columns import _assemble_columns, _labels_from_strings
 from .csv import _csv_data_rows, _csv_header, _parse_float_column
-from .labels_file import _read_labels_file
+from .declared import declared_size
+from .labels_file import _check_declared_labels, _read_labels_file
 from .npy import _np_load
 from .parquet import _import_pyarrow, _Parquet, _read_parquet_table
 from .prediction_file import Kind, KindBasis, PredictionFileError, _err, _Read
@@ -152,7 +153,7 @@ class PredictionChunk:
 
 #: Row positions in the messages of the validation layer and of the readers:
 #: ``row 320``, ``data row 321``, ``entry (320, 1)`` (not ``value 1`` of a row).
-_POSITION = re.compile(r"\b(row |entry \()(\d+)(?=[^\d.]|$)")
+_POSITION = re.compile(r"\b(row |entry \()(\d+)(?!\d|\.\d)")
 
 
 def _file_positions(message: str, start: int) -> str:
@@ -610,6 +611,18 @@ def _csv_iter(
     return gen()
 
 
+def _declared_rows(path: Path) -> int | None:
+    """Rows of the predictions an ``.npy`` or ``.parquet`` file declares (None: unknown)."""
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        shape = declared_size(path).shapes.get("")
+        return int(shape[0]) if shape is not None and len(shape) in (1, 2) else None
+    if suffix == ".parquet" and path.is_file():
+        d = declared_size(path)
+        return d.rows if d.basis == "parquet footer" else None
+    return None
+
+
 def _labels_rows(path: Path, labels_key: str | None) -> tuple[Any, str]:
     """A separate labels file as rows handed out in order, and how it was read."""
     suffix = path.suffix.lower()
@@ -710,6 +723,9 @@ def read_prediction_chunks(
     if labels_path is not None:
         lp = Path(labels_path)
         source += f" (labels: {lp})"
+        n_declared = _declared_rows(p)
+        if n_declared is not None:  # before a labels file of the wrong length is read
+            _check_declared_labels(lp, labels_key, n_declared, source)
         lrows, how = _labels_rows(lp, labels_key)
         labels_note = f"; labels from '{lp}' ({how})"
 

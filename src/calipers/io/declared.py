@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -64,6 +64,10 @@ class DeclaredSize:
     basis : str
         Where the numbers come from, for messages (``"npy header"``,
         ``"zip directory and npy headers"``, ``"parquet footer"``, ``"size on disk"``).
+    shapes : dict of str to tuple of int
+        The declared shape of every array: ``{"": shape}`` for an ``.npy`` file,
+        one entry per array for an ``.npz`` archive whose members all have
+        ``.npy`` headers (empty otherwise, and for other formats).
 
     Examples
     --------
@@ -74,6 +78,7 @@ class DeclaredSize:
     nbytes: int
     rows: int | None
     basis: str
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def _header(fh: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype] | None:
@@ -132,7 +137,7 @@ def _npy_declared(path: Path, size: int) -> DeclaredSize:
             f"{max(size - data_start, 0)} bytes of data; the file is truncated or damaged, "
             "save it again with np.save"
         )
-    return DeclaredSize(need, int(shape[0]) if shape else 1, "npy header")
+    return DeclaredSize(need, int(shape[0]) if shape else 1, "npy header", {"": shape})
 
 
 def _npz_declared(path: Path, size: int) -> DeclaredSize:
@@ -141,9 +146,12 @@ def _npz_declared(path: Path, size: int) -> DeclaredSize:
     except (zipfile.BadZipFile, OSError, EOFError, ValueError):
         return DeclaredSize(size, None, "size on disk")  # not an archive: the reader says so
     total, rows = 0, None
+    shapes: dict[str, tuple[int, ...]] = {}
+    complete = True  # every member has an .npy header
     with zf:
         for info in zf.infolist():
             if not info.filename.endswith(".npy"):
+                complete = False
                 continue
             key = info.filename[: -len(".npy")]
             where = f"'{path}': array '{key}'"
@@ -170,6 +178,7 @@ def _npz_declared(path: Path, size: int) -> DeclaredSize:
                 found = None
             if found is None or found[2].hasobject:
                 total += info.file_size  # the reader says what is wrong with it
+                complete = False
                 continue
             shape, _, dtype = found
             _refuse_overflow(where, shape, dtype)
@@ -181,9 +190,10 @@ def _npz_declared(path: Path, size: int) -> DeclaredSize:
                     "is damaged or crafted, save it again with np.savez"
                 )
             total += need
+            shapes[key] = shape
             n = int(shape[0]) if shape else 1
             rows = n if rows is None else max(rows, n)
-    return DeclaredSize(total, rows, "zip directory and npy headers")
+    return DeclaredSize(total, rows, "zip directory and npy headers", shapes if complete else {})
 
 
 def _parquet_declared(path: Path, size: int) -> DeclaredSize:

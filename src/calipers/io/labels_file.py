@@ -14,12 +14,39 @@ import numpy as np
 
 from .checks import _check_numeric
 from .columns import _is_number, _labels_from_strings
+from .declared import declared_size
 from .keys import _labels_key_in
 from .npy import _np_load
 from .npz import _npz_array
 from .parquet import _Parquet
-from .prediction_file import _err
+from .prediction_file import PredictionFileError, _err
 from .pt import _describe, _is_tensor, _tensor_to_numpy, _torch_load
+
+
+def _check_declared_labels(path: Path, labels_key: str | None, n: int, source: str) -> None:
+    """Refuse a NumPy labels file that declares other than ``n`` labels, before reading it.
+
+    The count is read from the declarations (:func:`~calipers.io.declared.declared_size`):
+    a labels file of a few MB can declare billions of labels, which would otherwise be
+    read whole before their number is compared with the rows of the predictions. The
+    message is the one the comparison after reading gives.
+    """
+    if path.suffix.lower() not in (".npy", ".npz"):
+        return
+    shapes = declared_size(path).shapes
+    if not shapes:
+        return  # not declared: the reader says what the file holds
+    if "" in shapes:
+        shape: tuple[int, ...] | None = shapes[""]
+    else:
+        try:
+            shape = shapes.get(_labels_key_in(list(shapes), labels_key, path))
+        except PredictionFileError:
+            return  # the reader gives this message
+    if shape is None or (shape and shape[0] == n):
+        return
+    got = "a scalar" if not shape else f"{shape[0]} labels"
+    raise _err(f"{source}: {got} for {n} rows of predictions; give exactly one label per row")
 
 
 def _read_labels_file(path: Path, labels_key: str | None) -> tuple[np.ndarray, str]:

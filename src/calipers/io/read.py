@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .checks import _PICKLE_HINT, _shape_error
 from .csv import _read_csv
-from .labels_file import _read_labels_file
+from .labels_file import _check_declared_labels, _read_labels_file
 from .npy import _read_npy
 from .npz import _read_npz
 from .parquet import _read_parquet
@@ -158,6 +158,7 @@ def read_predictions(
     source = str(p)
     if labels_path is not None:
         lp = Path(labels_path)
+        _check_declared_labels(lp, labels_key, int(arr.shape[0]), f"{source} (labels: {lp})")
         labels, how = _read_labels_file(lp, labels_key)
         note += f"; labels from '{lp}' ({how})"
         source += f" (labels: {lp})"
