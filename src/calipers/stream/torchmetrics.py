@@ -298,17 +298,19 @@ class _Configured(Metric):
             "per reading"
         )
 
-    def _check_reading(self, reading: dict[str, float]) -> None:
-        """Refuse a batch whose reading differs from the one the state fixed."""
+    def _check_reading(self, reading: dict[str, float]) -> dict[str, float]:
+        """Refuse a batch whose reading differs from the one the state fixed; the state's."""
         state = dict(zip(self._config_fields, self.config.tolist(), strict=True))
         diffs = [(f, v, state[f]) for f, v in reading.items() if state[f] not in (0.0, v)]
         if diffs:
             raise CalibrationInputError(self._reading_error(diffs, state))
+        return state
 
-    def _fix_reading(self, reading: dict[str, float]) -> None:
-        """Record the reading (after the batch was added)."""
-        values = dict(zip(self._config_fields, self.config.tolist(), strict=True))
-        values.update(reading)
+    def _fix_reading(self, reading: dict[str, float], state: dict[str, float]) -> None:
+        """Record the reading (after the batch was added; ``state`` as checked before)."""
+        if all(state[f] == v for f, v in reading.items()):
+            return  # already fixed
+        values = {**state, **reading}
         self.config = self.config.new_tensor([values[f] for f in self._config_fields])
 
     # ------------------------------------------------------------------ other states
@@ -536,13 +538,13 @@ class ECE(_Binned):
                 return
             use = resolve_lens(self.lens, P)
             reading = self._binned_reading(P, lens=_LENSES.index(use) + 1)
-            self._check_reading(reading)
+            state = self._check_reading(reading)
             sl = next(binary(P) if use == "binary" else top_label(P))
             c, s, t = _bin_sums(self.binning, sl.scores, sl.targets)
             self.count += c
             self.sum_score += s
             self.sum_target += t
-            self._fix_reading(reading)
+            self._fix_reading(reading, state)
 
     def compute(self) -> torch.Tensor:
         """The error over all the batches (a 0-d float64 tensor; NaN before any data)."""
@@ -659,7 +661,7 @@ class ClasswiseECE(_Binned):
             if P is None:
                 return
             reading = self._binned_reading(P)
-            self._check_reading(reading)
+            state = self._check_reading(reading)
             if int(self.count.shape[0]) == 0:  # num_classes=None, no batch yet: this one says
                 self._check_cells(P.n_classes)
                 for name in ("count", "sum_score", "sum_target"):
@@ -670,7 +672,7 @@ class ClasswiseECE(_Binned):
                 self.count[c] += cnt
                 self.sum_score[c] += s
                 self.sum_target[c] += t
-            self._fix_reading(reading)
+            self._fix_reading(reading, state)
 
     def compute(self) -> torch.Tensor:
         """The class-wise ECE over all the batches (0-d float64 tensor; NaN before any data)."""
@@ -776,12 +778,12 @@ class _Mean(_Configured):
             if P is None:
                 return
             reading = self._reading(P)
-            self._check_reading(reading)
+            state = self._check_reading(reading)
             n = P.n_samples
             mean = torch.as_tensor(self._batch_mean(preds, target)).detach().to(torch.float64)
             self.total += mean.to(self.total.device) * n
             self.n += n
-            self._fix_reading(reading)
+            self._fix_reading(reading, state)
 
     def compute(self) -> torch.Tensor:
         """The mean over all the batches (0-d float64 tensor; NaN before any data)."""
