@@ -27,7 +27,7 @@ from .csv import _csv_rows, _parse_float_column
 from .keys import MEAN_KEYS, STD_KEYS, TARGETS_KEYS, VARIANCE_KEYS, WEIGHT_KEYS
 from .npy import _np_load
 from .npz import _npz_array
-from .parquet import _Parquet
+from .parquet import _import_pyarrow, _Parquet
 from .prediction_file import _err
 from .pt import _tensor_to_numpy, _torch_load
 
@@ -468,7 +468,7 @@ def _names(p: Path) -> list[str] | None:
             with data:
                 return list(data.files)
         if suffix == ".parquet":
-            return _Parquet(p, "file").names
+            return _parquet_names(p)
         if suffix in (".pt", ".pth"):
             obj = _torch_load(p, "file")
             return [str(k) for k in obj] if isinstance(obj, Mapping) else None
@@ -477,12 +477,28 @@ def _names(p: Path) -> list[str] | None:
     return None
 
 
+def _parquet_names(p: Path) -> list[str] | None:
+    """A Parquet file's column names from its footer (no values read), less pandas' index."""
+    pa, pq, _ = _import_pyarrow(p)
+    try:
+        with open(p, "rb") as fh:
+            schema = pq.ParquetFile(fh, pre_buffer=False).schema_arrow
+    except (pa.ArrowException, OSError, ValueError, EOFError):
+        return None
+    try:
+        meta = schema.pandas_metadata or {}
+    except ValueError:  # unreadable pandas metadata: keep every column, as the reader does
+        meta = {}
+    index = {c for c in meta.get("index_columns", []) if isinstance(c, str)}
+    return [str(n) for n in schema.names if n not in index]
+
+
 def is_regression_file(path: str | Path) -> bool:
     """Whether a file names the columns of Gaussian regression predictions.
 
     True when its column or array names (read without the values where the
-    format allows: a CSV header, the member names of an ``.npz`` archive; a
-    ``.parquet`` or ``.pt`` file is loaded) include a mean, a variance or a
+    format allows: a CSV header, the member names of an ``.npz`` archive, a
+    Parquet footer; a ``.pt`` file is loaded) include a mean, a variance or a
     standard deviation, and a target, by the names of
     :func:`read_regression_file` (Gruber & Buettner 2022, §5: a predicted mean
     and variance per target). The command line uses it to tell regression
