@@ -31,13 +31,15 @@ from typing import Any
 import numpy as np
 
 from ..io import PredictionChunk, PredictionFileError, read_prediction_chunks
+from ..io.declared import declared_size
 from ..metrics import registry
 from ..metrics.scores import nll
 from ..stream.calibration_state import CalibrationState
 from ..validation import CalibrationInputError, Predictions
 from .options import local_cluster_notice
 
-#: Files larger than this (bytes) are read in chunks without ``--chunk-rows`` (2 GiB).
+#: Files whose arrays declare more than this (bytes, once read) are read in chunks
+#: without ``--chunk-rows`` (2 GiB).
 STREAM_ABOVE_BYTES = 2 * 1024**3
 
 #: Rows per chunk when a file is streamed because of its size (2**20).
@@ -57,19 +59,21 @@ def wants_streaming(path: Path, chunk_rows: int | None) -> int | None:
     """The chunk size to read ``path`` with, or None to read it whole.
 
     ``--chunk-rows N`` streams every file in chunks of N rows; without it, files
-    larger than :data:`STREAM_ABOVE_BYTES` are streamed in chunks of
-    :data:`DEFAULT_CHUNK_ROWS` rows (``.pt`` files excepted: they are read whole
-    anyway).
+    whose arrays declare more than :data:`STREAM_ABOVE_BYTES` once read are
+    streamed in chunks of :data:`DEFAULT_CHUNK_ROWS` rows (``.pt`` files
+    excepted: they are read whole anyway). The bytes are those the file
+    declares (:func:`calipers.io.declared.declared_size`: ``.npy`` headers, the
+    ``.npz`` zip directory and member headers, the Parquet footer, the size on
+    disk for CSV), not its size on disk: a 4 MB ``.npz`` of deflated zeros can
+    declare gigabytes. A declaration the file cannot hold raises
+    :class:`~calipers.io.PredictionFileError` naming the file and the member.
     """
+    declared = declared_size(path)  # refuses impossible declarations, with --chunk-rows too
     if chunk_rows is not None:
         return chunk_rows
     if path.suffix.lower() in (".pt", ".pth"):
         return None
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return None  # the reader says what is wrong
-    return DEFAULT_CHUNK_ROWS if size > STREAM_ABOVE_BYTES else None
+    return DEFAULT_CHUNK_ROWS if declared.nbytes > STREAM_ABOVE_BYTES else None
 
 
 #: How equal-mass columns (ACE, TACE, RMSCE) are computed from chunks (``--equal-mass``).
