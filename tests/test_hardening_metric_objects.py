@@ -169,6 +169,58 @@ def test_reset_frees_the_reading(name) -> None:
     _close(m.compute(), oracle(P, Y))
 
 
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_random_sequences_equal_the_function_on_the_accepted_batches(name) -> None:
+    # Any mix of update, forward, merge_state, a load_state_dict round trip and empty
+    # batches, interleaved with refused batches of another reading: compute() is the
+    # function on the concatenated accepted batches.
+    make, oracle = OBJECTS[name]
+    rng = np.random.default_rng(25)
+    refused = 0
+    for trial in range(9):
+        k, dtype = (1, 2, 3)[trial % 3], (torch.float64, torch.float32)[trial % 2]
+        if k == 1:
+            p, y = _binary(300, trial, dtype)
+            other = torch.stack([1 - p, p], 1)  # the same problem as (n, 2) rows
+        else:
+            p, y = _rows(300, k, trial, dtype)
+            other = p[:, 1] if k == 2 else _rows(300, 4, trial, dtype)[0]
+        m, i, fixed = make(), 0, False
+        while i < len(y):
+            step = int(rng.integers(0, 50))
+            sl = slice(i, min(len(y), i + step))
+            op = rng.choice(["update", "forward", "merge", "load", "refused"])
+            if op == "refused":
+                if fixed:
+                    call = m.update if rng.random() < 0.5 else m
+                    with pytest.raises(cp.CalibrationInputError, match=r"update #"):
+                        call(other[:7], y[:7] % 2)
+                    refused += 1
+                continue
+            if op == "update":
+                m.update(p[sl], y[sl])
+            elif op == "forward":
+                m(p[sl], y[sl])
+            elif op == "merge":
+                part = make()
+                part.update(p[sl], y[sl])
+                m.merge_state(part)
+            else:
+                m.update(p[sl], y[sl])
+                m.persistent(True)
+                loaded = make()
+                loaded.persistent(True)
+                loaded.load_state_dict(m.state_dict())
+                m = loaded
+            fixed = fixed or sl.stop > sl.start
+            i = sl.stop
+        with pytest.raises(cp.CalibrationInputError, match=r"update #"):
+            m(other[:7], y[:7] % 2)  # (at least one refused batch per sequence)
+        _close(m.compute(), oracle(p, y))
+        refused += 1
+    assert refused > 9
+
+
 # --------------------------------------------------------------------------- item 3: 0-d batches
 
 
