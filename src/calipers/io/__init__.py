@@ -155,6 +155,7 @@ The values are checked by :func:`calipers.regression.check_gaussian`.
 from __future__ import annotations
 
 from .chunks import PredictionChunk, PredictionChunks, read_prediction_chunks
+from .declared import DeclaredSize, declared_size
 from .keys import LABELS_KEYS, LOGITS_KEYS, PROBS_KEYS
 from .prediction_file import PredictionFile, PredictionFileError
 from .read import read_predictions
@@ -173,6 +174,8 @@ __all__ = [
     "RegressionFile",
     "read_regression_file",
     "is_regression_file",
+    "declared_size",
+    "DeclaredSize",
 ]
 
 # The public names keep ``calipers.io`` as their module, as before this module became
@@ -188,6 +191,8 @@ for _public in (
     RegressionFile,
     read_regression_file,
     is_regression_file,
+    declared_size,
+    DeclaredSize,
 ):
     _public.__module__ = __name__
     for _member in vars(_public).values():
