@@ -95,17 +95,26 @@ def _add_chunk_rows(p: argparse.ArgumentParser) -> None:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="read each file N rows at a time, in constant memory (for files larger than "
-        "memory; files above 2 GiB are read in chunks of 1048576 rows without it); "
-        "columns that need all rows at once are left out, with a note",
+        help="read each file N rows at a time (for files larger than memory; files above "
+        "2 GiB are read in chunks of 1048576 rows without it), in memory that does not grow "
+        "with the rows: the chunk being read (about 37 bytes per score, rows x classes: "
+        "about 390 MB for N = 1048576 rows of 10 classes) and each column's totals (a few MB; "
+        "ACE, TACE, RMSCE: a score histogram per class and an edge search of at most 6 MB "
+        "each). Peak RSS measured with every column on 10^7 rows x 10 classes (Parquet, "
+        "N = 1048576): 720 MB, the same as without the equal-mass columns (490 MB for 10^6 "
+        "rows, one chunk); a .npy file is memory-mapped, and the pages read count in RSS "
+        "too, up to the file's size. Columns that need all rows at once are left out, with "
+        "a note",
     )
     p.add_argument(
         "--equal-mass",
         choices=("two-pass", "one-pass", "skip"),
         default="two-pass",
-        help="for files read in chunks: ACE, TACE and RMSCE (equal-mass bins) exactly from a "
-        "second pass over the file (two-pass, the default), from one pass within a printed "
-        "bound (one-pass; ACE and TACE), or left out (skip, the fastest)",
+        help="for files read in chunks: ACE, TACE and RMSCE (equal-mass bins) exactly from "
+        "further passes over the file (two-pass, the default: a second pass, and a third when "
+        "the edges' score ranges hold more than 2^18 rows, from about 4 million rows of 10 "
+        "classes; memory does not grow with the rows), from one pass within a printed bound "
+        "(one-pass; ACE and TACE), or left out (skip, the fastest)",
     )
 
 

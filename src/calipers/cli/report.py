@@ -36,11 +36,15 @@ Prediction files (never unpickled): .npz, .npy, .csv, .parquet (needs pyarrow),
 
 Files larger than memory (--chunk-rows N, and any file above 2 GiB): a smaller
 report, from per-bin totals added chunk by chunk (equal to the in-memory values):
-accuracy, NLL, Brier, ECE, ACE (second pass), SCE, MCE, class-wise and
+accuracy, NLL, Brier, ECE, ACE (further passes), SCE, MCE, class-wise and
 bin-averaged ECE, and a reliability table per file, as Markdown, JSON or HTML (with a
 reliability diagram per file drawn from the per-bin totals); notes list what it
 leaves out (recalibration, kernel columns, p-value, intervals). An in-memory report
 of 10^7 scores (rows x classes) or more says on stderr that --chunk-rows exists.
+Memory does not grow with the rows: the chunk being read (about 37 bytes per
+score: about 390 MB for N = 1048576 rows of 10 classes) plus the totals (a few
+MB); calipers table, with every column, peaked at 720 MB of RSS on 10^7 rows x 10
+classes. A .npy file is memory-mapped: the pages read count in RSS as well.
 
 With --out DIR the report goes whole into DIR (HTML, JSON, Markdown, LaTeX, figures)
 and only a summary per model and the table are printed.
@@ -162,7 +166,8 @@ def _streamed_report(args: argparse.Namespace, chunk_rows: int | None) -> dict[s
         how + "and each number comes from per-bin totals "
         "added chunk by chunk (calipers.CalibrationState): accuracy, NLL, Brier and the "
         "fixed-bin errors equal the in-memory report's values, and so does ACE, whose "
-        "equal-mass ranges (Nixon et al. 2019) take a second pass over the file.",
+        "equal-mass ranges (Nixon et al. 2019) take further passes over the file (one or "
+        "two).",
         "Not in a streamed report: SmoothECE, "
         "the kernel CE_KL and CE_2^2 and the refinement (Popordanoska et al. 2024; kernel "
         "sums over all rows), and the ECE p-value and bootstrap intervals (resampling of "
@@ -477,7 +482,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="read each file N rows at a time, in constant memory (files above 2 GiB: in "
+        help="read each file N rows at a time, in memory that does not grow with the rows "
+        "(about 37 bytes per score of a chunk, rows x classes, plus a few MB of totals: "
+        "about 390 MB for N = 1048576 rows of 10 classes; calipers table peaked at 720 MB "
+        "of RSS on 10^7 rows x 10 classes; files above 2 GiB: in "
         "chunks of 1048576 rows without it); the streamed report holds the fixed-bin metrics, "
         "accuracy, NLL, Brier and reliability tables (Markdown, JSON or HTML with a reliability "
         "diagram), and says what it leaves out (recalibration, kernel columns, p-value, "

@@ -74,9 +74,16 @@ in chunks of 1048576 rows) a file is read N rows at a time (.npy memory-mapped,
 .npz and .csv streamed, .parquet by record batches; .pt read whole) and its
 row comes from per-bin totals added chunk by chunk: accuracy, NLL, Brier, ECE,
 SCE, MCE, class-wise and bin-averaged ECE equal the in-memory values. ACE, TACE
-and RMSCE (equal-mass bins, quantiles of all rows) need a second pass over the
-file (--equal-mass two-pass, the default; exact), or come from one pass within a
-printed bound (one-pass), or are printed as n/a with a note (skip).
+and RMSCE (equal-mass bins, quantiles of all rows) need further passes over the
+file (--equal-mass two-pass, the default; exact: a second pass, and a third from
+about 4 million rows of 10 classes), or come from one pass within a printed
+bound (one-pass), or are printed as n/a with a note (skip).
+Memory does not grow with the rows: it is the chunk being read (about 37 bytes
+per score: about 390 MB for N = 1048576 rows of 10 classes) plus each column's
+totals (a few MB). Measured peak RSS, every column, 10 classes, Parquet, N =
+1048576: 720 MB for 10^7 rows (as with --equal-mass skip), 490 MB for 10^6
+rows (one chunk). A .npy file is memory-mapped, and the pages read count in RSS
+as well (up to the file's size).
 """
 
 
