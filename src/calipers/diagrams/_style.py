@@ -131,8 +131,8 @@ def plain_text(text: str) -> str:
 
     Examples
     --------
-    >>> plain_text("a$^$b")
-    'a\\$^\\$b'
+    >>> print(plain_text("a$^$b"))
+    a\\$^\\$b
     """
     return text.replace("$", r"\$")
 

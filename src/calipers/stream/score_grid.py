@@ -535,7 +535,7 @@ class EdgeSearch:
     >>> ids, nb = EqualMass(10, "nixon").assign(s, None)
     >>> ref = bin_statistics(ids, nb, s, t, None)
     >>> passes, bool(np.allclose(st.sum_target[:nb], ref.sum_target, rtol=1e-12, atol=0))
-    (3, True)
+    (4, True)
     """
 
     def __init__(
