@@ -14,8 +14,9 @@ in its own subprocess, ``calipers table probs.npy --labels labels.npy --chunk-ro
 TACE and RMSCE exact from further passes) and, for comparison, ``--equal-mass skip``
 (the fixed-bin columns and the scores only; one pass). For each run it prints the wall
 and CPU time (user + system), the passes over the file (from the table's source note) and
-the peak resident memory of that child (``os.wait4``, ``ru_maxrss``; Python's start and
-the import of calipers, about 120 MiB, included). ``--pythonpath DIR`` runs another
+the peak resident memory of that child (its own ``VmHWM``, written at exit: ``ru_maxrss``
+from ``os.wait4`` would include this process's peak, which Linux carries across ``exec``;
+Python's start and the import of calipers included). ``--pythonpath DIR`` runs another
 checkout's ``src`` (e.g. the code before a change) for a before/after table.
 
 Data (``--data``): the recipe of benchmarks/README.md (``softmax``, the default):
@@ -91,12 +92,37 @@ def write_parquet(folder: Path, rows: int, k: int, seed: int) -> Path:
     return path
 
 
+#: Runs ``calipers`` and, at exit, writes the process's own peak resident memory
+#: (``VmHWM`` of ``/proc/self/status``, in KiB) to the file named by
+#: ``CALIPERS_BENCH_HWM``. ``ru_maxrss`` of a child is no use here: Linux keeps the
+#: high-water mark across ``exec``, so a child started by this process (which held
+#: the data blocks it wrote, a few hundred MB) reports at least this process's peak.
+_RUN_AND_REPORT_HWM = """
+import atexit, os, sys
+def _hwm():
+    try:
+        with open("/proc/self/status") as fh:
+            kib = next(l.split()[1] for l in fh if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        import resource  # no /proc (macOS): the rusage figure, an upper bound
+        ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        kib = str(ru // 1024 if sys.platform == "darwin" else ru)  # macOS: bytes
+    with open(os.environ["CALIPERS_BENCH_HWM"], "w") as fh:
+        fh.write(kib)
+atexit.register(_hwm)
+from calipers.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def run_table(
     args: list[str], folder: Path, pythonpath: str | None
 ) -> tuple[float, float, float, dict]:
     """``calipers table ARGS --format json`` in a subprocess: wall s, CPU s, peak RSS MiB, JSON."""
-    cmd = [sys.executable, "-m", "calipers", "table", *args, "--format", "json"]
+    cmd = [sys.executable, "-c", _RUN_AND_REPORT_HWM, "table", *args, "--format", "json"]
     env = dict(os.environ)
+    hwm_path = folder / "hwm.txt"
+    env["CALIPERS_BENCH_HWM"] = str(hwm_path)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
     out_path, err_path = folder / "out.json", folder / "err.txt"
@@ -108,7 +134,8 @@ def run_table(
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{err_path.read_text()}")
     cpu = usage.ru_utime + usage.ru_stime
-    return wall, cpu, usage.ru_maxrss / 1024, json.loads(out_path.read_text())  # KiB -> MiB
+    peak = int(hwm_path.read_text()) / 1024  # KiB -> MiB
+    return wall, cpu, peak, json.loads(out_path.read_text())
 
 
 def main() -> None:
@@ -124,7 +151,7 @@ def main() -> None:
         "--format",
         choices=["parquet", "npy"],
         default="parquet",
-        help="file format (npy is memory-mapped: its pages read count in the resident memory)",
+        help="file format (npy is memory-mapped; calipers hands the pages back after each chunk)",
     )
     ap.add_argument(
         "--data",

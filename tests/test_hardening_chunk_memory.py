@@ -237,3 +237,33 @@ def test_chunked_parquet_table_never_reads_the_whole_file(
     row = json.loads(out.read_text())["models"][0]
     P = check_predictions(p.astype(np.float32), y)
     assert _close(row["ace"], cp.ace(P, None)) and row["n"] == 3000
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads VmRSS of /proc/self/status")
+def test_a_pass_over_a_memory_mapped_npy_file_holds_one_chunk(tmp_path: Any) -> None:
+    # the mapped pages of a .npy file stayed in the process: a pass over 80 MB of
+    # probabilities ended with 80 MB more resident memory (the file's size)
+    n, k = 2_000_000, 10
+    path = tmp_path / "probs.npy"
+    arr = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n, k))
+    arr[:] = np.float32(1.0 / k)
+    arr.flush()
+    del arr
+    code = f"""
+import numpy as np
+from calipers.io import read_prediction_chunks
+def rss():
+    with open("/proc/self/status") as fh:
+        return int(next(l.split()[1] for l in fh if l.startswith("VmRSS:"))) / 1024
+chunks = read_prediction_chunks({str(path)!r}, 65536)
+before, most, rows, total = rss(), 0.0, 0, 0.0
+for c in chunks:
+    rows += c.array.shape[0]
+    total += float(c.array.sum(dtype=np.float64))  # reads every page of the chunk
+    most = max(most, rss())
+print(rows, most - before, total)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rows, grew, total = out.stdout.split()
+    assert int(rows) == n and abs(float(total) - n * float(np.float32(1.0 / k)) * k) < 1e-3 * n
+    assert float(grew) < 25.0, f"resident memory grew by {grew} MiB over an 80 MB file"

@@ -124,11 +124,23 @@ def test_npy_is_memory_mapped_and_never_read_whole(
     tmp, P, y = synthetic
     np.save(tmp / "m.npy", P)
     np.save(tmp / "my.npy", y)
+    loads: list[Any] = []
+    real_load = np.load
+
+    def load(*a: Any, **k: Any) -> Any:
+        loads.append(k.get("mmap_mode"))
+        return real_load(*a, **k)
+
+    monkeypatch.setattr(np, "load", load)
     chunks = read_prediction_chunks(tmp / "m.npy", 13, labels_path=tmp / "my.npy")
     assert chunks.access == "memory-mapped"
-    for c in chunks:
-        assert isinstance(c.array, np.memmap) and c.n_rows <= 13
-        assert isinstance(c.labels, np.memmap)
+    got = list(chunks)
+    assert loads and set(loads) == {"r"}  # both files mapped, never loaded whole
+    # each chunk is copied out of the map, whose pages are then handed back
+    # (tests/test_hardening_chunk_memory.py measures the resident memory)
+    assert all(c.n_rows <= 13 and not isinstance(c.array, np.memmap) for c in got)
+    np.testing.assert_array_equal(np.concatenate([c.array for c in got]), P)
+    np.testing.assert_array_equal(np.concatenate([c.labels for c in got]), y)
 
 
 def test_parquet_is_read_by_batches_never_whole(

@@ -41,7 +41,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-
 #: Largest seed the command line takes (NumPy takes any non-negative integer;
 #: 2**63 - 1 keeps it an int64 wherever a seed is stored).
 MAX_SEED = 2**63 - 1
@@ -60,6 +59,7 @@ def seed_option(text: str) -> int:
             f"expected a non-negative integer seed (0 .. 2**63 - 1), got {value}"
         )
     return value
+
 
 def _clip_eps(text: str) -> float:
     try:
@@ -95,15 +95,16 @@ def _add_chunk_rows(p: argparse.ArgumentParser) -> None:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="read each file N rows at a time (for files larger than memory; files above "
-        "2 GiB are read in chunks of 1048576 rows without it), in memory that does not grow "
+        help="read each file N rows at a time (for files larger than memory; files whose "
+        "arrays declare more than 2 GiB once read, by their .npy headers, .npz zip directory or "
+        "Parquet footer, or CSV files above 2 GiB, are read in chunks of 1048576 rows without it), in memory that does not grow "
         "with the rows: the chunk being read (about 37 bytes per score, rows x classes: "
         "about 390 MB for N = 1048576 rows of 10 classes) and each column's totals (a few MB; "
         "ACE, TACE, RMSCE: a score histogram per class and an edge search of at most 6 MB "
         "each). Peak RSS measured with every column on 10^7 rows x 10 classes (Parquet, "
         "N = 1048576): 720 MB, the same as without the equal-mass columns (490 MB for 10^6 "
-        "rows, one chunk); a .npy file is memory-mapped, and the pages read count in RSS "
-        "too, up to the file's size. Columns that need all rows at once are left out, with "
+        "rows, one chunk); a memory-mapped .npy file hands its pages back after each chunk. "
+        "Columns that need all rows at once are left out, with "
         "a note",
     )
     p.add_argument(

@@ -34,7 +34,8 @@ split of each FILE (--split), and evaluated on the rest.
 Prediction files (never unpickled): .npz, .npy, .csv, .parquet (needs pyarrow),
 .pt/.pth (torch, weights only); see 'calipers table --help' for their layouts.
 
-Files larger than memory (--chunk-rows N, and any file above 2 GiB): a smaller
+Files larger than memory (--chunk-rows N, and any file whose arrays declare more
+than 2 GiB once read): a smaller
 report, from per-bin totals added chunk by chunk (equal to the in-memory values):
 accuracy, NLL, Brier, ECE, ACE (further passes), SCE, MCE, class-wise and
 bin-averaged ECE, and a reliability table per file, as Markdown, JSON or HTML (with a
@@ -44,7 +45,7 @@ of 10^7 scores (rows x classes) or more says on stderr that --chunk-rows exists.
 Memory does not grow with the rows: the chunk being read (about 37 bytes per
 score: about 390 MB for N = 1048576 rows of 10 classes) plus the totals (a few
 MB); calipers table, with every column, peaked at 720 MB of RSS on 10^7 rows x 10
-classes. A .npy file is memory-mapped: the pages read count in RSS as well.
+classes (a memory-mapped .npy file hands its pages back after each chunk).
 
 With --out DIR the report goes whole into DIR (HTML, JSON, Markdown, LaTeX, figures)
 and only a summary per model and the table are printed.
@@ -160,7 +161,7 @@ def _streamed_report(args: argparse.Namespace, chunk_rows: int | None) -> dict[s
         "(--scheduler/--workers), "
         if _uses_dask(args)
         else f"Streamed: every file was read in chunks of at most {size} rows (--chunk-rows; "
-        "files above 2 GiB are streamed by default), "
+        "files whose arrays declare more than 2 GiB are streamed by default), "
     )
     notes = [
         how + "and each number comes from per-bin totals "
@@ -330,7 +331,7 @@ def _cmd_report_streamed(args: argparse.Namespace, chunk_rows: int | None) -> in
     fmt = args.format or "markdown"
     if fmt not in ("markdown", "json", "html"):
         raise CalibrationInputError(
-            "a streamed report (--chunk-rows, --scheduler/--workers, or a file above 2 GiB) is "
+            "a streamed report (--chunk-rows, --scheduler/--workers, or a file declaring more than 2 GiB) is "
             f"printed as markdown, json or html, not {fmt}"
         )
     doc = _streamed_report(args, chunk_rows)
@@ -476,7 +477,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="draws of the calibrated null for the ECE p-value (default 200)",
     )
-    rep.add_argument("--seed", type=seed_option, default=0, help="seed of every random step (default 0)")
+    rep.add_argument(
+        "--seed", type=seed_option, default=0, help="seed of every random step (default 0)"
+    )
     rep.add_argument(
         "--chunk-rows",
         type=_positive_int,
@@ -485,7 +488,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="read each file N rows at a time, in memory that does not grow with the rows "
         "(about 37 bytes per score of a chunk, rows x classes, plus a few MB of totals: "
         "about 390 MB for N = 1048576 rows of 10 classes; calipers table peaked at 720 MB "
-        "of RSS on 10^7 rows x 10 classes; files above 2 GiB: in "
+        "of RSS on 10^7 rows x 10 classes; files whose arrays declare more than 2 GiB: in "
         "chunks of 1048576 rows without it); the streamed report holds the fixed-bin metrics, "
         "accuracy, NLL, Brier and reliability tables (Markdown, JSON or HTML with a reliability "
         "diagram), and says what it leaves out (recalibration, kernel columns, p-value, "

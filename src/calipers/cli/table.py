@@ -69,10 +69,10 @@ Nothing is clipped or renormalised unless asked (--clip, --renormalize,
 --nll-clip);
 an NLL of inf is printed as inf, with a note saying why.
 
-Files larger than memory: with --chunk-rows N (and for any file above 2 GiB,
-in chunks of 1048576 rows) a file is read N rows at a time (.npy memory-mapped,
-.npz and .csv streamed, .parquet by record batches; .pt read whole) and its
-row comes from per-bin totals added chunk by chunk: accuracy, NLL, Brier, ECE,
+Files larger than memory: with --chunk-rows N (and for any file whose arrays
+declare more than 2 GiB once read, in chunks of 1048576 rows) a file is read N
+rows at a time (.npy memory-mapped, .npz and .csv streamed, .parquet by record
+batches; .pt read whole) and its row comes from per-bin totals added chunk by chunk: accuracy, NLL, Brier, ECE,
 SCE, MCE, class-wise and bin-averaged ECE equal the in-memory values. ACE, TACE
 and RMSCE (equal-mass bins, quantiles of all rows) need further passes over the
 file (--equal-mass two-pass, the default; exact: a second pass, and a third from
@@ -82,8 +82,8 @@ Memory does not grow with the rows: it is the chunk being read (about 37 bytes
 per score: about 390 MB for N = 1048576 rows of 10 classes) plus each column's
 totals (a few MB). Measured peak RSS, every column, 10 classes, Parquet, N =
 1048576: 720 MB for 10^7 rows (as with --equal-mass skip), 490 MB for 10^6
-rows (one chunk). A .npy file is memory-mapped, and the pages read count in RSS
-as well (up to the file's size).
+rows (one chunk). A memory-mapped .npy file hands its pages back after each
+chunk, so they do not add up either.
 """
 
 
@@ -195,7 +195,7 @@ def _build_table(
 def _table_models(
     args: argparse.Namespace,
 ) -> tuple[list[tuple[str, Predictions | StreamedModel]], list[str]]:
-    """Each file read whole, or in chunks (``--chunk-rows``, or a file above 2 GiB)."""
+    """Each file read whole, or in chunks (``--chunk-rows``, or a file declaring more than 2 GiB)."""
     paths = [Path(f) for f in args.files]
     stems = [p.stem for p in paths]
     names = [str(p) if stems.count(p.stem) > 1 else p.stem for p in paths]

@@ -32,6 +32,8 @@ can be read whole but not in chunks.
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import re
 import zipfile
 from collections.abc import Callable, Iterator
@@ -62,7 +64,7 @@ class PredictionChunk:
     ----------
     array : numpy.ndarray
         ``(m, k)`` (or ``(m,)``) probabilities or logits of rows
-        ``start .. start + m - 1`` (a view of a memory map for ``.npy`` files).
+        ``start .. start + m - 1`` (for ``.npy`` files, copied from a memory map).
     labels : numpy.ndarray or None
         ``(m,)`` labels of the same rows, or None when the file holds none.
     start : int
@@ -265,16 +267,28 @@ _Iter = Iterator[tuple[PredictionChunk, _Read]]
 
 
 class _Rows:
-    """Rows of one array handed out in order: ``take(m)`` returns the next ``m`` rows."""
+    """Rows of one array handed out in order: ``take(m)`` returns the next ``m`` rows.
+
+    For a memory-mapped array the rows are copied out and the pages read so far
+    are handed back to the system (``madvise(MADV_DONTNEED)``: they stay in the
+    page cache, the file is unchanged), so the resident memory of a pass over a
+    ``.npy`` file stays at one chunk instead of growing to the file's size.
+    """
 
     def __init__(self, arr: np.ndarray) -> None:
         self.arr = arr
         self.pos = 0
         self.n = int(arr.shape[0])
+        base = getattr(arr, "base", None)
+        self._map = base if isinstance(base, mmap.mmap) else None
 
     def take(self, m: int) -> np.ndarray:
         out = self.arr[self.pos : self.pos + m]
         self.pos += int(out.shape[0])
+        if self._map is not None and hasattr(self._map, "madvise"):
+            out = np.array(out)  # a copy, so the mapped pages can go
+            with contextlib.suppress(OSError, ValueError):
+                self._map.madvise(mmap.MADV_DONTNEED)
         return out
 
 
