@@ -36,7 +36,7 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -390,6 +390,15 @@ class CalibrationState:
 
     # ------------------------------------------------------------------ accumulation
 
+    def _selected_slices(self, P: Predictions) -> Iterator[Any]:
+        """The slices of a batch under the state's lens, each restricted to its selection."""
+        for sl in self._lens(P):
+            if self._selection is not None:
+                keep = self._selection(sl)
+                if not bool(keep.all()):
+                    sl = sl.subset(keep)
+            yield sl
+
     def update(
         self, probs: Any, labels: Any, sample_weight: Any = None, *, logits: bool = False
     ) -> None:
@@ -401,11 +410,7 @@ class CalibrationState:
             )
         P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
         self._check_shape(P)
-        for sl in self._lens(P):
-            if self._selection is not None:
-                keep = self._selection(sl)
-                if not bool(keep.all()):
-                    sl = sl.subset(keep)
+        for sl in self._selected_slices(P):
             if self._equal_mass:
                 grid = self._grid(sl.scores, sl.targets, sl.weights)
                 old = self.grids.get(sl.name)
@@ -676,11 +681,7 @@ class CalibrationState:
         P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
         out._check_shape(P)
         bits = self.config["estimator"]["grid_bits"]
-        for sl in self._lens(P):
-            if self._selection is not None:
-                keep = self._selection(sl)
-                if not bool(keep.all()):
-                    sl = sl.subset(keep)
+        for sl in self._selected_slices(P):
             grid = out.grids.get(sl.name)
             if grid is None:
                 raise CalibrationInputError(
@@ -776,11 +777,7 @@ class CalibrationState:
             return
         P = check_predictions(probs, labels, logits=logits, sample_weight=sample_weight)
         self._check_shape(P)
-        for sl in self._lens(P):
-            if self._selection is not None:
-                keep = self._selection(sl)
-                if not bool(keep.all()):
-                    sl = sl.subset(keep)
+        for sl in self._selected_slices(P):
             search = self.search.get(sl.name)
             if search is None:
                 raise CalibrationInputError(
