@@ -2,7 +2,7 @@
 
 :class:`CalibrationState` keeps the sufficient statistics of the binned metrics,
 the proper scores and the reliability table; :class:`ScoreGrid` streams equal-mass
-bins; :class:`SmoothECEState` and :class:`CalibrationSharpnessState` stream the
+bins and :class:`EdgeSearch` finds their exact edges in further passes; :class:`SmoothECEState` and :class:`CalibrationSharpnessState` stream the
 kernel metrics. ``calipers.stream.dask`` runs them on a Dask cluster and
 ``calipers.stream.torchmetrics`` wraps them as ``torchmetrics.Metric`` objects;
 neither is imported by this package (Dask and torchmetrics are optional).
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from .calibration_sharpness_state import CalibrationSharpnessState
 from .calibration_state import CalibrationState
-from .score_grid import ScoreGrid, score_cells
+from .score_grid import EdgeSearch, ScoreGrid, score_cells
 from .smooth_ece_state import SmoothECEState
 
 __all__ = [
     "CalibrationState",
     "ScoreGrid",
+    "EdgeSearch",
     "score_cells",
     "SmoothECEState",
     "CalibrationSharpnessState",
