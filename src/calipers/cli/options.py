@@ -101,9 +101,9 @@ def _add_chunk_rows(p: argparse.ArgumentParser) -> None:
         "with the rows: the chunk being read (about 37 bytes per score, rows x classes: "
         "about 390 MB for N = 1048576 rows of 10 classes) and each column's totals (a few MB; "
         "ACE, TACE, RMSCE: a score histogram per class and an edge search of at most 6 MB "
-        "each). Peak RSS measured with every column on 10^7 rows x 10 classes (Parquet, "
-        "N = 1048576): 720 MB, the same as without the equal-mass columns (490 MB for 10^6 "
-        "rows, one chunk); a memory-mapped .npy file hands its pages back after each chunk. "
+        "each). Peak RSS measured with every column, 10 classes, Parquet, N = 1048576: "
+        "466 MiB at 10^6 rows (one chunk), 669 MiB at 10^7, 705 MiB at 10^8 (616 and 632 "
+        "MiB without the equal-mass columns); a memory-mapped .npy file hands its pages back after each chunk. "
         "Columns that need all rows at once are left out, with "
         "a note",
     )

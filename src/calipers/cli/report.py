@@ -44,8 +44,8 @@ leaves out (recalibration, kernel columns, p-value, intervals). An in-memory rep
 of 10^7 scores (rows x classes) or more says on stderr that --chunk-rows exists.
 Memory does not grow with the rows: the chunk being read (about 37 bytes per
 score: about 390 MB for N = 1048576 rows of 10 classes) plus the totals (a few
-MB); calipers table, with every column, peaked at 720 MB of RSS on 10^7 rows x 10
-classes (a memory-mapped .npy file hands its pages back after each chunk).
+MB); calipers table, with every column, peaked at 669 MiB of RSS on 10^7 rows x 10
+classes and 705 MiB on 10^8 (a memory-mapped .npy file hands its pages back after each chunk).
 
 With --out DIR the report goes whole into DIR (HTML, JSON, Markdown, LaTeX, figures)
 and only a summary per model and the table are printed.
@@ -487,8 +487,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="read each file N rows at a time, in memory that does not grow with the rows "
         "(about 37 bytes per score of a chunk, rows x classes, plus a few MB of totals: "
-        "about 390 MB for N = 1048576 rows of 10 classes; calipers table peaked at 720 MB "
-        "of RSS on 10^7 rows x 10 classes; files whose arrays declare more than 2 GiB: in "
+        "about 390 MB for N = 1048576 rows of 10 classes; calipers table peaked at 669 MiB "
+        "of RSS on 10^7 rows x 10 classes, 705 MiB on 10^8; files whose arrays declare more than 2 GiB: in "
         "chunks of 1048576 rows without it); the streamed report holds the fixed-bin metrics, "
         "accuracy, NLL, Brier and reliability tables (Markdown, JSON or HTML with a reliability "
         "diagram), and says what it leaves out (recalibration, kernel columns, p-value, "

@@ -81,8 +81,8 @@ bound (one-pass), or are printed as n/a with a note (skip).
 Memory does not grow with the rows: it is the chunk being read (about 37 bytes
 per score: about 390 MB for N = 1048576 rows of 10 classes) plus each column's
 totals (a few MB). Measured peak RSS, every column, 10 classes, Parquet, N =
-1048576: 720 MB for 10^7 rows (as with --equal-mass skip), 490 MB for 10^6
-rows (one chunk). A memory-mapped .npy file hands its pages back after each
+1048576: 466 MiB for 10^6 rows (one chunk), 669 MiB for 10^7 and 705 MiB for
+10^8 (616 and 632 MiB with --equal-mass skip). A memory-mapped .npy file hands its pages back after each
 chunk, so they do not add up either.
 """
 
