@@ -12,14 +12,10 @@ on the concatenated accepted batches.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+
+from ddp_processes import run_two_ranks
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchmetrics")
@@ -501,42 +497,7 @@ dist.destroy_process_group()
 
 
 def test_ddp_processes_with_other_settings_refuse_to_synchronise(tmp_path) -> None:
-    import torch.distributed as dist
-
-    if not dist.is_available() or not dist.is_gloo_available():
-        pytest.skip("torch.distributed with gloo is not available")
-    script = tmp_path / "worker.py"
-    script.write_text(
-        _DDP_WORKER.format(
-            src=str(Path(__file__).resolve().parents[1] / "src"),
-            init=(tmp_path / "store").as_uri(),
-            result=str(tmp_path / "result"),
-        )
-    )
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    if sys.platform.startswith("linux"):
-        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(script), str(r)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for r in (0, 1)
-    ]
-    logs = []
-    try:
-        for proc in procs:
-            logs.append(proc.communicate(timeout=120)[0])
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert all(proc.returncode == 0 for proc in procs), "\n".join(logs)
-    results = [json.loads((tmp_path / f"result{r}.json").read_text()) for r in (0, 1)]
+    results = run_two_ranks(tmp_path, _DDP_WORKER)
     for out in results:
         assert out["n_bins"].startswith("CalibrationInputError"), out
         assert "n_bins differs (process 0: 10, process 1: 15)" in out["n_bins"], out

@@ -9,7 +9,6 @@ with the data; ``reset`` empties it; and two ``torch.distributed`` processes
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from ddp_processes import run_two_ranks
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchmetrics")
@@ -234,43 +235,7 @@ _WORKER = textwrap.dedent(
 
 
 def test_ddp_two_processes_equal_single_process(tmp_path) -> None:
-    import torch.distributed as dist
-
-    if not dist.is_available() or not dist.is_gloo_available():
-        pytest.skip("torch.distributed with gloo is not available")
-    script = tmp_path / "worker.py"
-    script.write_text(
-        _WORKER.format(
-            src=str(SRC),
-            tests=str(Path(__file__).resolve().parent),
-            init=(tmp_path / "store").as_uri(),
-            result=str(tmp_path / "result"),
-        )
-    )
-    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
-    if sys.platform.startswith("linux"):
-        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(script), str(r)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for r in (0, 1)
-    ]
-    logs = []
-    try:
-        for proc in procs:
-            logs.append(proc.communicate(timeout=120)[0])
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert all(proc.returncode == 0 for proc in procs), "\n".join(logs)
-    results = [json.loads((tmp_path / f"result{r}.json").read_text()) for r in (0, 1)]
+    results = run_two_ranks(tmp_path, _WORKER, tests=str(Path(__file__).resolve().parent))
     assert results[0] == results[1]  # every process computes the synchronised value
     for k, dtype in [(1, torch.float32), (4, torch.float64), (4, torch.float32)]:
         p, y = _data(1001, k, dtype, seed=k)
