@@ -32,12 +32,29 @@ Examples
 
 from __future__ import annotations
 
+from .crps import (
+    crps_ensemble,
+    crps_ensemble_per_row,
+    crps_quantiles,
+    crps_quantiles_per_row,
+)
 from .decomposition import (
     CRPSDecomposition,
     GaussianScoreDecomposition,
     crps_decomposition,
     gaussian_score_decomposition,
     gini_half_mean_difference,
+)
+from .distributions import (
+    PARAMETRIC_FAMILIES,
+    Gaussian,
+    Parametric,
+    PredictiveDistribution,
+    ProbabilisticPredictions,
+    QuantileSet,
+    SampleEnsemble,
+    central_interval,
+    check_predictive,
 )
 from .inputs import GaussianPredictions, check_gaussian
 from .pit import (
@@ -50,10 +67,25 @@ from .pit import (
     quantile_calibration,
     variance_calibration,
 )
+from .point_forecast import (
+    FUNCTIONALS,
+    BiasByGroup,
+    GeneralizedBias,
+    PointForecasts,
+    bias,
+    bias_by_group,
+    check_point_forecast,
+    identification_function,
+)
 from .quantile_error import (
     QuantileCalibrationCurve,
     quantile_calibration_curve,
     quantile_calibration_error,
+)
+from .score_decomposition import (
+    TReliabilityCurve,
+    isotonic_recalibration,
+    t_reliability_curve,
 )
 from .scores import (
     crps_gaussian,
@@ -66,10 +98,23 @@ from .scores import (
 from .skce import gaussian_skce, gaussian_skce_test
 
 __all__ = [
+    "crps_ensemble",
+    "crps_ensemble_per_row",
+    "crps_quantiles",
+    "crps_quantiles_per_row",
     "gaussian_skce",
     "gaussian_skce_test",
     "GaussianPredictions",
     "check_gaussian",
+    "PredictiveDistribution",
+    "Gaussian",
+    "Parametric",
+    "PARAMETRIC_FAMILIES",
+    "QuantileSet",
+    "SampleEnsemble",
+    "central_interval",
+    "ProbabilisticPredictions",
+    "check_predictive",
     "gaussian_nll",
     "gaussian_nll_per_row",
     "dawid_sebastiani",
@@ -92,4 +137,15 @@ __all__ = [
     "gini_half_mean_difference",
     "gaussian_score_decomposition",
     "GaussianScoreDecomposition",
+    "FUNCTIONALS",
+    "PointForecasts",
+    "check_point_forecast",
+    "identification_function",
+    "bias",
+    "GeneralizedBias",
+    "bias_by_group",
+    "BiasByGroup",
+    "isotonic_recalibration",
+    "t_reliability_curve",
+    "TReliabilityCurve",
 ]

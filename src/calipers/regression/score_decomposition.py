@@ -1,0 +1,331 @@
+"""Isotonic (auto-)calibration of point forecasts and the decomposition of consistent scores.
+
+A point forecast ``z`` of a functional T (mean, median, quantile, expectile) is
+*auto-calibrated* when ``T(Y | Z = z) = z`` for every ``z``. The T-reliability
+curve ``z -> T(Y | Z = z)`` is estimated without tuning by isotonic regression
+of the targets on the forecasts under T, by the pool-adjacent-violators
+algorithm (PAV): in the mean for the mean (Dimitriadis, Gneiting & Jordan
+2021's CORP approach), and for quantiles and expectiles with the block
+functional taken as that quantile or expectile, which gives an optimal
+solution for every consistent scoring function at once (Jordan, Mühlemann &
+Ziegel 2022). Gneiting & Resin 2023 (§3) draw this curve as the T-reliability
+diagram and split the mean score ``S`` of any consistent scoring function as
+
+    ``S = MCB - DSC + UNC``,
+
+``MCB = S(z) - S(z_rc)`` the miscalibration (the score the recalibration
+saves), ``DSC = S(m) - S(z_rc)`` the discrimination of the recalibrated
+forecasts against the marginal functional ``m`` of the targets, and ``UNC =
+S(m)`` the uncertainty; ``1 - S / UNC = (DSC - MCB) / UNC`` is their
+coefficient of determination (Gneiting & Resin 2023, §4).
+
+Examples
+--------
+>>> from calipers.regression import isotonic_recalibration
+>>> isotonic_recalibration([1.0, 2.0, 3.0, 4.0], [0.0, 2.0, 1.0, 5.0]).tolist()
+[0.0, 1.5, 1.5, 5.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._docstrings import fill_doc
+from .point_forecast import PointForecasts, check_point_forecast
+
+__all__ = [
+    "isotonic_recalibration",
+    "t_reliability_curve",
+    "TReliabilityCurve",
+]
+
+
+# ---------------------------------------------------------------- block functionals
+#
+# Each takes the values of one block sorted ascending and their weights (None
+# for unit weights) and returns the block's functional.
+
+
+def _lower_quantile(sy: np.ndarray, sw: np.ndarray | None, level: float) -> float:
+    """Smallest ``v`` among the values with ``W(y <= v) >= level * W`` (inverted CDF)."""
+    if sw is None:
+        n = sy.shape[0]
+        k = int(np.searchsorted(np.arange(1, n + 1, dtype=np.float64), level * n, side="left"))
+        return float(sy[min(k, n - 1)])
+    cw = np.cumsum(sw)
+    k = int(np.searchsorted(cw, level * cw[-1], side="left"))
+    return float(sy[min(k, sy.shape[0] - 1)])
+
+
+def _upper_quantile(sy: np.ndarray, sw: np.ndarray | None, level: float) -> float:
+    """Smallest ``v`` among the values with ``W(y <= v) > level * W``."""
+    cw = np.arange(1, sy.shape[0] + 1, dtype=np.float64) if sw is None else np.cumsum(sw)
+    k = int(np.searchsorted(cw, level * cw[-1], side="right"))
+    return float(sy[min(k, sy.shape[0] - 1)])
+
+
+def _expectile(sy: np.ndarray, sw: np.ndarray | None, level: float) -> float:
+    """The ``level``-expectile: the root of ``sum w |1{y <= z} - level| (z - y)``, exactly.
+
+    The sum is piecewise linear and increasing in ``z``; between the sorted
+    values it is solved in closed form.
+    """
+    w = np.ones(sy.shape[0]) if sw is None else sw
+    cw = np.cumsum(w)
+    cs = np.cumsum(w * sy)
+    W, S = cw[-1], cs[-1]
+    g = (1.0 - level) * (cw * sy - cs) + level * ((W - cw) * sy - (S - cs))
+    k = int(np.searchsorted(g, 0.0, side="left"))  # first index with g >= 0
+    k = min(k, sy.shape[0] - 1)
+    if k == 0 or g[k] == 0.0:
+        return float(sy[k])
+    a, b = cw[k - 1], cs[k - 1]
+    z = ((1.0 - level) * b + level * (S - b)) / ((1.0 - level) * a + level * (W - a))
+    return float(min(max(z, sy[k - 1]), sy[k]))
+
+
+def _block_function(functional: str, level: float | None) -> Any:
+    if functional == "expectile":
+        return lambda sy, sw: _expectile(sy, sw, float(level))  # type: ignore[arg-type]
+    return lambda sy, sw: _lower_quantile(sy, sw, float(level))  # type: ignore[arg-type]
+
+
+def _pav(
+    y: np.ndarray, w: np.ndarray | None, bounds: np.ndarray, fn: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """PAV over the tie groups ``y[bounds[i]:bounds[i+1]]`` with the block functional ``fn``.
+
+    Returns ``(values, starts)``: the value of each final block (strictly
+    increasing) and its first row; adjacent blocks are pooled while the left
+    one's value is at least the right one's (Busing 2022's rule), which gives
+    the smallest solution for quantiles (Jordan, Mühlemann & Ziegel 2022).
+    """
+    st_start: list[int] = []
+    st_y: list[np.ndarray] = []
+    st_w: list[np.ndarray | None] = []
+    st_v: list[float] = []
+    for i in range(bounds.shape[0] - 1):
+        a, b = int(bounds[i]), int(bounds[i + 1])
+        order = np.argsort(y[a:b], kind="stable")
+        sy = y[a:b][order]
+        sw = None if w is None else w[a:b][order]
+        v = fn(sy, sw)
+        start = a
+        while st_v and st_v[-1] >= v:
+            py, pw = st_y.pop(), st_w.pop()
+            st_v.pop()
+            start = st_start.pop()
+            cat = np.concatenate([py, sy])
+            order = np.argsort(cat, kind="stable")
+            sy = cat[order]
+            sw = None if w is None else np.concatenate([pw, sw])[order]  # type: ignore[list-item]
+            v = fn(sy, sw)
+        st_start.append(start)
+        st_y.append(sy)
+        st_w.append(sw)
+        st_v.append(v)
+    return np.asarray(st_v, dtype=np.float64), np.asarray(st_start, dtype=np.intp)
+
+
+def _fit(P: PointForecasts) -> tuple[np.ndarray, np.ndarray]:
+    """``(knots, values)``: the distinct forecasts of the rows of positive weight, ascending,
+    and the isotonic T-regression of the targets at each."""
+    z, y, w = P.forecasts, P.targets, P.sample_weight
+    if w is not None:
+        keep = w > 0
+        if not keep.all():
+            z, y, w = z[keep], y[keep], w[keep]
+    order = np.argsort(z, kind="stable")
+    zs, ys = z[order], y[order]
+    ws = None if w is None else w[order]
+    new = np.empty(zs.shape[0], dtype=bool)
+    new[0] = True
+    np.not_equal(zs[1:], zs[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    knots = zs[starts]
+    g = knots.shape[0]
+    codes = np.cumsum(new) - 1
+    if P.functional == "mean":
+        from scipy.optimize import isotonic_regression
+
+        gw = np.bincount(codes, weights=ws, minlength=g).astype(np.float64)
+        gy = np.bincount(codes, weights=ys if ws is None else ws * ys, minlength=g) / gw
+        values = np.asarray(isotonic_regression(gy, weights=gw).x, dtype=np.float64)
+        return knots, values
+    bounds = np.append(starts, zs.shape[0])
+    level = float(P.level)  # type: ignore[arg-type]
+    bv, bstart = _pav(ys, ws, bounds, _block_function(P.functional, level))
+    # which block each tie group belongs to
+    gblock = np.searchsorted(bstart, starts, side="right") - 1
+    if P.functional == "expectile":
+        return knots, bv[gblock]
+    # quantiles: the smallest solution bv and an upper one on the same blocks
+    # (each block's upper quantile, then the running minimum from the right);
+    # every isotonic function between them is optimal, the midpoint is returned.
+    rbounds = np.append(bstart, zs.shape[0])
+    upper = np.empty(bv.shape[0])
+    for j in range(bv.shape[0]):
+        a, b = int(rbounds[j]), int(rbounds[j + 1])
+        order = np.argsort(ys[a:b], kind="stable")
+        upper[j] = _upper_quantile(ys[a:b][order], None if ws is None else ws[a:b][order], level)
+    upper = np.minimum.accumulate(upper[::-1])[::-1]
+    mid = 0.5 * (bv + upper)
+    return knots, mid[gblock]
+
+
+@dataclass(frozen=True)
+class TReliabilityCurve:
+    """The isotonic T-reliability curve of point forecasts, a map from forecast to recalibrated forecast.
+
+    Returned by :func:`t_reliability_curve`. Between its knots (the distinct
+    forecasts it was fitted on) the curve is interpolated linearly, and
+    outside them it is constant at the first and last values (as
+    scikit-learn's and model-diagnostics' isotonic regressions predict).
+
+    Attributes
+    ----------
+    forecasts : numpy.ndarray
+        ``(g,)`` the distinct forecasts (rows of positive weight), ascending.
+    recalibrated : numpy.ndarray
+        ``(g,)`` the isotonic T-regression of the targets at each: a
+        non-decreasing estimate of ``T(Y | Z = z)``.
+    functional : str
+    level : float or None
+    """
+
+    forecasts: np.ndarray
+    recalibrated: np.ndarray
+    functional: str
+    level: float | None
+
+    def predict(self, forecasts: Any) -> np.ndarray:
+        """The recalibrated forecasts of new forecasts ``(n,)`` (the curve at each)."""
+        from .inputs import _as_1d_float
+
+        z = _as_1d_float(forecasts, "forecasts")
+        return np.interp(z, self.forecasts, self.recalibrated)
+
+
+@fill_doc
+def t_reliability_curve(
+    forecasts: Any,
+    targets: Any = None,
+    *,
+    functional: str = "mean",
+    level: float | None = None,
+    sample_weight: Any = None,
+) -> TReliabilityCurve:
+    """Fit the isotonic T-reliability curve of point forecasts (auto-calibration map).
+
+    The isotonic regression of the targets on the forecasts under the
+    functional T, by the pool-adjacent-violators algorithm (Dimitriadis,
+    Gneiting & Jordan 2021; Gneiting & Resin 2023, §3): rows with equal
+    forecasts are pooled first, then adjacent blocks are pooled while their
+    T-values decrease, each block's value being the (weighted) mean, the
+    ``tau``-expectile (exact, in closed form) or the ``alpha``-quantile of its
+    targets. For quantiles the solution is a set (Jordan, Mühlemann &
+    Ziegel 2022): the smallest solution uses the lower (inverted-CDF)
+    quantiles; an upper solution takes each of its blocks' upper quantiles
+    (then the running minimum from the right), and the curve is their
+    midpoint, as model-diagnostics' ``IsotonicRegression`` does. Every
+    solution minimises the mean of every consistent scoring function at once.
+    Rows of weight 0 take no part in the fit.
+
+    Parameters
+    ----------
+    forecasts : array-like of shape (n,), or PointForecasts
+        Point forecasts of the functional (target units).
+    {targets}
+    functional : {"mean", "median", "quantile", "expectile"}, default "mean"
+    level : float, optional
+        The quantile or expectile level in (0, 1).
+    {sample_weight}
+
+    Returns
+    -------
+    TReliabilityCurve
+
+    Examples
+    --------
+    >>> from calipers.regression import t_reliability_curve
+    >>> c = t_reliability_curve([1.0, 2.0, 3.0, 4.0], [0.0, 2.0, 1.0, 5.0])
+    >>> c.recalibrated.tolist(), c.predict([0.0, 3.5, 9.0]).tolist()
+    ([0.0, 1.5, 1.5, 5.0], [0.0, 3.25, 5.0])
+    >>> t_reliability_curve([1.0, 2.0, 3.0], [3.0, 2.0, 1.0], functional="median").recalibrated.tolist()
+    [2.0, 2.0, 2.0]
+    """
+    P = check_point_forecast(
+        forecasts, targets, functional=functional, level=level, sample_weight=sample_weight
+    )
+    knots, values = _fit(P)
+    return TReliabilityCurve(knots, values, P.functional, P.level)
+
+
+@fill_doc
+def isotonic_recalibration(
+    forecasts: Any,
+    targets: Any = None,
+    *,
+    functional: str = "mean",
+    level: float | None = None,
+    sample_weight: Any = None,
+) -> np.ndarray:
+    """Recalibrated point forecasts: the isotonic T-reliability curve at each row's forecast.
+
+    ``z_rc_i = T(Y | Z = z_i)`` estimated by isotonic regression under the
+    functional (Dimitriadis, Gneiting & Jordan 2021; Gneiting & Resin 2023,
+    §3; Jordan, Mühlemann & Ziegel 2022 for quantiles and expectiles): the
+    in-sample values of :func:`t_reliability_curve`, in the rows' order. The
+    recalibrated forecasts are auto-calibrated on these rows and never
+    score worse than the forecasts under any consistent scoring function.
+    Rows of weight 0 get the curve's (interpolated) value at their forecast.
+
+    Parameters
+    ----------
+    forecasts : array-like of shape (n,), or PointForecasts
+        Point forecasts of the functional (target units).
+    {targets}
+    functional : {"mean", "median", "quantile", "expectile"}, default "mean"
+    level : float, optional
+        The quantile or expectile level in (0, 1).
+    {sample_weight}
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64 recalibrated forecasts, target units.
+
+    Examples
+    --------
+    >>> from calipers.regression import isotonic_recalibration
+    >>> isotonic_recalibration([3.0, 1.0, 2.0], [1.0, 0.0, 2.0]).tolist()
+    [1.5, 0.0, 1.5]
+    >>> isotonic_recalibration([1.0, 2.0, 3.0, 4.0], [4.0, 0.0, 1.0, 3.0],
+    ...                        functional="quantile", level=0.5).tolist()
+    [0.5, 0.5, 1.0, 3.0]
+    """
+    P = check_point_forecast(
+        forecasts, targets, functional=functional, level=level, sample_weight=sample_weight
+    )
+    knots, values = _fit(P)
+    return np.interp(P.forecasts, knots, values)
+
+
+def marginal_functional(P: PointForecasts) -> float:
+    """The functional of the (weighted) targets: the constant forecast of the uncertainty term."""
+    y, w = P.targets, P.sample_weight
+    if w is not None:
+        keep = w > 0
+        y, w = y[keep], w[keep]
+    if P.functional == "mean":
+        return float(np.mean(y)) if w is None else float(np.dot(w, y) / np.sum(w))
+    order = np.argsort(y, kind="stable")
+    sy = y[order]
+    sw = None if w is None else w[order]
+    level = float(P.level)  # type: ignore[arg-type]
+    if P.functional == "expectile":
+        return _expectile(sy, sw, level)
+    return 0.5 * (_lower_quantile(sy, sw, level) + _upper_quantile(sy, sw, level))
