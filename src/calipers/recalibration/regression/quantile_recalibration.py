@@ -64,6 +64,7 @@ JSON file).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -85,20 +86,80 @@ def _pav(y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     pooled (weighted mean) while a level is not above the one before it, so
     the levels are strictly increasing; ``starts[j]`` is the index of the
     first entry of block ``j``. ``w`` must be positive.
+
+    The pooling is the left-to-right stack pass (push an entry, merge the top
+    two blocks while they are out of order), with its float operations in the
+    same order; runs of entries that rise above their predecessor can be pushed
+    whole, because an entry above an unmerged top merges with nothing. Only the
+    entries that fall to or below their predecessor, and those right after a
+    merge, go through the Python loop: none at all for mid-ranks of distinct
+    values (the fitted map's case), where the levels come back unchanged.
     """
+    n = y.shape[0]
+    viol = np.flatnonzero(y[1:] <= y[:-1]) + 1  # entries not above their predecessor
+    if viol.shape[0] == 0:
+        return (
+            np.array(y, dtype=np.float64),
+            np.array(w, dtype=np.float64),
+            np.arange(n, dtype=np.int64),
+        )
+    vs = viol.tolist() + [n]
     lev: list[float] = []
     wt: list[float] = []
     start: list[int] = []
-    for i in range(y.shape[0]):
+    p = 0
+    i = 0
+    while i < n:
         lev.append(float(y[i]))
         wt.append(float(w[i]))
         start.append(i)
+        merged = False
         while len(lev) > 1 and lev[-2] >= lev[-1]:
             w2 = wt[-2] + wt[-1]
             lev[-2] = (wt[-2] * lev[-2] + wt[-1] * lev[-1]) / w2
             wt[-2] = w2
             del lev[-1], wt[-1], start[-1]
+            merged = True
+        if merged:  # the next entry meets a merged block: it goes through the check
+            i += 1
+            continue
+        while vs[p] <= i:
+            p += 1
+        j = vs[p]  # entries i+1 .. j-1 each rise above the one before: push them whole
+        lev.extend(y[i + 1 : j].tolist())
+        wt.extend(w[i + 1 : j].tolist())
+        start.extend(range(i + 1, j))
+        i = j
     return np.array(lev), np.array(wt), np.array(start, dtype=np.int64)
+
+
+def _distinct(u: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``u`` in increasing order and the total weight of each.
+
+    ``w`` None means unit weights: the totals are then the counts, exact in
+    float64, found from a plain sort (no argsort). With weights, a value that
+    occurs once keeps its weight and repeated values are summed by
+    :func:`numpy.bincount` in row order, the sums :func:`numpy.unique` and
+    ``bincount`` give.
+    """
+    n = u.shape[0]
+    if w is None:
+        us = np.sort(u)
+    else:
+        order = np.argsort(u)
+        us = u[order]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(us[1:], us[:-1], out=new[1:])
+    if new.all():  # no ties: every value is its own group
+        return us, np.ones(n) if w is None else w[order]
+    first = np.flatnonzero(new)
+    ux = us[first]
+    if w is None:
+        return ux, np.diff(first, append=n).astype(np.float64)
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = np.cumsum(new) - 1
+    return ux, np.bincount(inv, weights=w, minlength=ux.shape[0])
 
 
 def _phi(z: np.ndarray) -> np.ndarray:
@@ -182,6 +243,88 @@ def _standard_quantile(xk: np.ndarray, yk: np.ndarray, q: np.ndarray) -> np.ndar
     if low.any():
         z[low] = ndtri_exp(np.log(q[low]) + (math.log(xk[1]) - math.log(yk[1])))
     return z
+
+
+def _fit_knots(
+    u: np.ndarray, w: np.ndarray | None, knot_count: Callable[[int, int], int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The knots ``(x, y)`` of the map ``R`` fitted to the PIT values ``u`` (module docstring).
+
+    ``w`` holds the row weights (None: every row weighs 1; rows of weight 0
+    are dropped); ``knot_count(n_blocks, n_rows)`` gives the number of groups.
+    Full-length work is vectorised: the sort, the mid-ranks, the PAV pass
+    (which leaves mid-ranks of distinct values as they are, see :func:`_pav`)
+    and the pooling into groups; the anchoring loops touch only the groups.
+    """
+    if w is not None:
+        keep = w > 0
+        u, w = u[keep], w[keep]
+    ux, wg = _distinct(u, w)
+    total = float(wg.sum())
+    cs = np.cumsum(wg)
+    level = (cs - wg + 0.5 * wg) / total  # mid-ranks, strictly inside (0, 1)
+    if np.all(level[1:] > level[:-1]):  # PAV pools nothing: each block is one PIT value
+        lev, wb, centre = level, wg, ux
+    else:
+        lev, wb, starts = _pav(level, wg)
+        ends = np.append(starts[1:], ux.shape[0])
+        sums = np.add.reduceat(wg * ux, starts)
+        centre = np.clip(sums / wb, ux[starts], ux[ends - 1])  # rounding cannot leave the block
+        cs = np.cumsum(wb)
+    k = knot_count(lev.shape[0], max(int(u.shape[0]), int(total)))
+    if lev.shape[0] > k:  # pool runs of adjacent blocks into k groups of equal weight
+        # block i joins group min(floor(k * mid_i), k - 1), mid_i its mid-rank: the groups
+        # are runs, and group j starts at the first block with k * mid_i >= j
+        mk = (cs - 0.5 * wb) / total * k
+        first = np.unique(np.searchsorted(mk, np.arange(k, dtype=np.float64), side="left"))
+        first = first[first < mk.shape[0]]
+        gw = np.add.reduceat(wb, first)
+        lo = centre[first]
+        hi = centre[np.append(first[1:], centre.shape[0]) - 1]
+        centre = np.clip(np.add.reduceat(wb * centre, first) / gw, lo, hi)
+        lev = np.add.reduceat(wb * lev, first) / gw
+        wb = gw
+    if centre.shape[0] and (
+        centre[0] <= 0.0 or centre[-1] >= 1.0 or lev[0] <= 0.0 or lev[-1] >= 1.0
+    ):
+        centre, lev = _off_anchors(list(centre), list(lev), list(wb))
+    xk = np.concatenate([[0.0], centre, [1.0]])
+    yk = np.concatenate([[0.0], lev, [1.0]])
+    if not (np.all(np.diff(xk) > 0) and np.all(np.diff(yk) > 0)):
+        raise CalibrationInputError(  # pragma: no cover - guarded by construction
+            "QuantileRecalibration.fit: the fitted map is not strictly increasing"
+        )
+    return xk, yk
+
+
+def _off_anchors(
+    cx: list[float], cy: list[float], cw: list[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pool a block centred exactly at 0 or 1 (it would sit on an anchor) with its neighbour.
+
+    The same for a block whose level rounds to 0 or 1: a mid-rank is inside (0, 1),
+    but ``(below + w / 2) / W`` rounds to 1.0 when the last weight is below about
+    1e-16 of the total (weights spanning 20 orders of magnitude).
+    """
+    while cx and (cx[0] <= 0.0 or cy[0] <= 0.0):
+        if len(cx) == 1:
+            cx, cy, cw = [], [], []
+            break
+        t = cw[0] + cw[1]
+        cx[1] = (cw[0] * cx[0] + cw[1] * cx[1]) / t
+        cy[1] = (cw[0] * cy[0] + cw[1] * cy[1]) / t
+        cw[1] = t
+        del cx[0], cy[0], cw[0]
+    while cx and (cx[-1] >= 1.0 or cy[-1] >= 1.0):
+        if len(cx) == 1:
+            cx, cy, cw = [], [], []
+            break
+        t = cw[-1] + cw[-2]
+        cx[-2] = (cw[-1] * cx[-1] + cw[-2] * cx[-2]) / t
+        cy[-2] = (cw[-1] * cy[-1] + cw[-2] * cy[-2]) / t
+        cw[-2] = t
+        del cx[-1], cy[-1], cw[-1]
+    return np.array(cx, dtype=np.float64), np.array(cy, dtype=np.float64)
 
 
 def _knots_valid(v: Values) -> str | None:
@@ -311,55 +454,7 @@ class QuantileRecalibration(RegressionRecalibrator):
         from scipy.special import ndtr
 
         u = np.asarray(ndtr((G.targets - G.mean) / G.std))
-        w = np.ones_like(u) if G.sample_weight is None else G.sample_weight
-        keep = w > 0
-        u, w = u[keep], w[keep]
-        ux, inv = np.unique(u, return_inverse=True)
-        wg = np.bincount(inv.reshape(-1), weights=w, minlength=ux.shape[0])
-        total = float(wg.sum())
-        below = np.cumsum(wg) - wg
-        level = (below + 0.5 * wg) / total  # mid-ranks, strictly inside (0, 1)
-        lev, wb, starts = _pav(level, wg)
-        ends = np.append(starts[1:], ux.shape[0])
-        sums = np.add.reduceat(wg * ux, starts)
-        centre = np.clip(sums / wb, ux[starts], ux[ends - 1])  # rounding cannot leave the block
-        k = self._knot_count(lev.shape[0], max(int(u.shape[0]), int(total)))
-        if lev.shape[0] > k:  # pool runs of adjacent blocks into k groups of equal weight
-            mid = (np.cumsum(wb) - 0.5 * wb) / total
-            group = np.minimum((mid * k).astype(np.int64), k - 1)
-            first = np.flatnonzero(np.diff(group, prepend=-1))
-            gw = np.add.reduceat(wb, first)
-            lo = centre[first]
-            hi = centre[np.append(first[1:], centre.shape[0]) - 1]
-            centre = np.clip(np.add.reduceat(wb * centre, first) / gw, lo, hi)
-            lev = np.add.reduceat(wb * lev, first) / gw
-            wb = gw
-        cx, cy, cw = list(centre), list(lev), list(wb)
-        # a block centred exactly at 0 or 1 would sit on an anchor: pool it with its neighbour
-        while cx and cx[0] <= 0.0:
-            if len(cx) == 1:
-                cx, cy, cw = [], [], []
-                break
-            t = cw[0] + cw[1]
-            cx[1] = (cw[0] * cx[0] + cw[1] * cx[1]) / t
-            cy[1] = (cw[0] * cy[0] + cw[1] * cy[1]) / t
-            cw[1] = t
-            del cx[0], cy[0], cw[0]
-        while cx and cx[-1] >= 1.0:
-            if len(cx) == 1:
-                cx, cy, cw = [], [], []
-                break
-            t = cw[-1] + cw[-2]
-            cx[-2] = (cw[-1] * cx[-1] + cw[-2] * cx[-2]) / t
-            cy[-2] = (cw[-1] * cy[-1] + cw[-2] * cy[-2]) / t
-            cw[-2] = t
-            del cx[-1], cy[-1], cw[-1]
-        self.knots_x_ = np.concatenate([[0.0], cx, [1.0]])
-        self.knots_y_ = np.concatenate([[0.0], cy, [1.0]])
-        if not (np.all(np.diff(self.knots_x_) > 0) and np.all(np.diff(self.knots_y_) > 0)):
-            raise CalibrationInputError(  # pragma: no cover - guarded by construction
-                "QuantileRecalibration.fit: the fitted map is not strictly increasing"
-            )
+        self.knots_x_, self.knots_y_ = _fit_knots(u, G.sample_weight, self._knot_count)
 
     def _segments(self) -> _Segments:
         return _Segments(self.knots_x_, self.knots_y_)
