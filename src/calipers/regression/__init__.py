@@ -32,6 +32,16 @@ Examples
 
 from __future__ import annotations
 
+from .consistent_scores import (
+    bregman_score,
+    bregman_score_per_row,
+    expectile_score,
+    expectile_score_per_row,
+    pinball_loss,
+    pinball_loss_per_row,
+    squared_error,
+    squared_error_per_row,
+)
 from .crps import (
     crps_ensemble,
     crps_ensemble_per_row,
@@ -102,6 +112,14 @@ __all__ = [
     "crps_ensemble_per_row",
     "crps_quantiles",
     "crps_quantiles_per_row",
+    "pinball_loss",
+    "pinball_loss_per_row",
+    "squared_error",
+    "squared_error_per_row",
+    "bregman_score",
+    "bregman_score_per_row",
+    "expectile_score",
+    "expectile_score_per_row",
     "gaussian_skce",
     "gaussian_skce_test",
     "GaussianPredictions",
