@@ -1,10 +1,14 @@
-"""Calibration diagnostics of Gaussian predictive distributions.
+"""Calibration diagnostics of predictive distributions of any kind.
 
-For predictions N(mu_i, sigma_i**2) of targets ``y_i``:
+For predictive distributions ``F_i`` of targets ``y_i`` (Gaussian
+N(mu_i, sigma_i**2) given as arrays, or any
+:class:`~calipers.regression.PredictiveDistribution`):
 
-* probability integral transform (PIT) values ``Phi((y - mu) / sigma)``,
-  uniform on [0, 1] when the predictions are calibrated in distribution, and
-  their histogram with its distance from the uniform one;
+* probability integral transform (PIT) values ``F_i(y_i)`` (``Phi((y - mu) /
+  sigma)`` for a Gaussian), randomised where ``F_i`` jumps at ``y_i``
+  (Czado, Gneiting & Held 2009), uniform on [0, 1] when the predictions are
+  calibrated in distribution, and their histogram with its distance from
+  the uniform one;
 * the observed coverage of central prediction intervals at nominal levels,
   the quantile calibration of Kuleshov et al. 2018;
 * variance calibration: predicted variance against the squared error, per
@@ -25,10 +29,12 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, check_integer, check_size, check_work
-from .inputs import GaussianPredictions, check_gaussian, spread_by_name
+from .distributions import Gaussian, ProbabilisticPredictions, check_predictive
+from .inputs import GaussianPredictions, spread_by_name
 
 __all__ = [
     "interval_coverage_error",
+    "DEFAULT_PIT_SEED",
     "pit_values",
     "pit_histogram",
     "PITHistogram",
@@ -39,31 +45,132 @@ __all__ = [
 ]
 
 
-def _weights(G: GaussianPredictions) -> np.ndarray:
+#: The default ``seed`` of the randomised PIT (Czado, Gneiting & Held 2009):
+#: results are reproducible unless another seed is given.
+DEFAULT_PIT_SEED = 0
+
+
+def _weights(G: GaussianPredictions | ProbabilisticPredictions) -> np.ndarray:
     if G.sample_weight is None:
         return np.ones(G.n_samples)
     return G.sample_weight
 
 
+def _gaussian(P: ProbabilisticPredictions) -> GaussianPredictions | None:
+    """The Gaussian arrays of ``P`` when its distribution is a :class:`Gaussian`."""
+    d = P.distribution
+    if not isinstance(d, Gaussian):
+        return None
+    return GaussianPredictions(
+        mean=d._mean, variance=d._variance, targets=P.targets, sample_weight=P.sample_weight
+    )
+
+
+def mean_and_variance(P: ProbabilisticPredictions, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The predicted means and variances of every row, or an error naming the kind.
+
+    A :class:`Gaussian` gives its own arrays (the numbers of the Gaussian
+    functions, bit for bit); a :class:`~calipers.regression.Parametric` its
+    closed-form moments; a :class:`~calipers.regression.SampleEnsemble` the
+    members' mean and variance (``ddof = 0``). A quantile set has no
+    variance.
+    """
+    d = P.distribution
+    if isinstance(d, Gaussian):
+        return d._mean, d._variance
+    m = d.mean()
+    v = d.variance()
+    if m is None or v is None:
+        raise CalibrationInputError(
+            f"{what} needs a predicted mean and variance per row; a {type(d).__name__} "
+            f"({d.kind}) states neither (give a Gaussian, a Parametric distribution or a "
+            "SampleEnsemble, or use quantile_calibration for quantile sets)"
+        )
+    for name, arr, rule in (("mean", m, np.isfinite(m)), ("variance", v, np.isfinite(v) & (v > 0))):
+        bad = ~rule
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise CalibrationInputError(
+                f"{what} needs a finite predicted {name}"
+                + (" > 0" if name == "variance" else "")
+                + f" in every row; the {type(d).__name__}'s {name} of row {i} is {float(arr[i])!r}"
+            )
+    return m, v
+
+
+def _check_seed(seed: Any) -> Any:
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise CalibrationInputError(
+            f"seed must be a non-negative integer, a numpy.random.Generator or None; got {seed!r}"
+        )
+    return int(seed)
+
+
+def randomized_pit(P: ProbabilisticPredictions, seed: Any = DEFAULT_PIT_SEED) -> np.ndarray:
+    """The (randomised) PIT of every row of checked predictions.
+
+    ``u_i = lo_i + V_i (hi_i - lo_i)`` with ``(lo_i, hi_i)`` the
+    distribution's :meth:`~calipers.regression.PredictiveDistribution.pit_interval`
+    (``(F(y-), F(y))``; the rank range for an ensemble) and ``V_i`` uniform on
+    [0, 1], drawn from ``numpy.random.default_rng(seed)`` for the rows where
+    ``lo_i < hi_i`` only, in row order (Czado, Gneiting & Held 2009). A
+    continuous distribution gives ``u_i = F_i(y_i)`` and draws nothing.
+    """
+    G = _gaussian(P)
+    if G is not None:
+        from scipy.special import ndtr
+
+        return np.asarray(ndtr((G.targets - G.mean) / G.std), dtype=np.float64)
+    lo, hi = P.distribution.pit_interval(P.targets)
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    jump = hi > lo
+    if not jump.any():
+        return hi
+    rng = np.random.default_rng(seed)
+    u = hi.copy()
+    idx = np.flatnonzero(jump)
+    u[idx] = lo[idx] + rng.uniform(size=idx.shape[0]) * (hi[idx] - lo[idx])
+    return u
+
+
 @fill_doc
 @spread_by_name
 def pit_values(
-    mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
+    mean: Any,
+    *,
+    variance: Any = None,
+    std: Any = None,
+    targets: Any = None,
+    seed: Any = DEFAULT_PIT_SEED,
 ) -> np.ndarray:
-    """Probability integral transform of each target under its predicted Gaussian.
+    """Probability integral transform of each target under its predictive distribution.
 
-    ``u_i = Phi((y_i - mu_i) / sigma_i)``, the predicted CDF at the observed
-    target. If every target is drawn from its predicted distribution the
-    ``u_i`` are independent and uniform on [0, 1]; Kuleshov et al. 2018
-    (§3) call predictions whose PIT values are uniform calibrated (in
-    quantiles).
+    ``u_i = F_i(y_i)``, the predicted CDF at the observed target
+    (``Phi((y_i - mu_i) / sigma_i)`` for a Gaussian). If every target is
+    drawn from its predicted distribution the ``u_i`` are independent and
+    uniform on [0, 1]; Kuleshov et al. 2018 (§3) call predictions whose PIT
+    values are uniform calibrated (in quantiles). Where ``F_i`` jumps at
+    ``y_i`` (a count, an atom, an unknown tail of a quantile set) the PIT
+    is randomised, ``u_i ~ Uniform(F_i(y_i-), F_i(y_i))`` (Czado, Gneiting &
+    Held 2009), which is uniform again for calibrated predictions; for a
+    :class:`~calipers.regression.SampleEnsemble` it is the randomised rank of
+    ``y_i`` among the members (``Uniform(#{x < y} / (k + 1), (#{x <= y} + 1)
+    / (k + 1))``, the verification rank histogram).
 
     Parameters
     ----------
-    {mean}
+    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
+        A predictive distribution of any kind, or Gaussian means (with
+        ``variance=`` or ``std=``).
     {variance}
     {std}
     {targets}
+    seed : int, numpy.random.Generator or None, default 0
+        Seed of the uniform draws of the randomised PIT (``DEFAULT_PIT_SEED``
+        = 0, so results repeat). Continuous distributions draw nothing.
 
     Returns
     -------
@@ -72,14 +179,15 @@ def pit_values(
 
     Examples
     --------
-    >>> from calipers.regression import pit_values
+    >>> from calipers.regression import pit_values, Parametric
     >>> pit_values([0.0, 0.0], std=[1.0, 2.0], targets=[0.0, 2.0]).round(4).tolist()
     [0.5, 0.8413]
+    >>> u = pit_values(Parametric("poisson", mu=[1.0]), targets=[0.0])
+    >>> bool(0.0 <= u[0] <= 0.3679)
+    True
     """
-    from scipy.special import ndtr
-
-    G = check_gaussian(mean, variance=variance, std=std, targets=targets)
-    return np.asarray(ndtr((G.targets - G.mean) / G.std), dtype=np.float64)
+    P = check_predictive(mean, variance=variance, std=std, targets=targets)
+    return randomized_pit(P, _check_seed(seed))
 
 
 @dataclass(frozen=True)
@@ -127,16 +235,20 @@ def pit_histogram(
     targets: Any = None,
     sample_weight: Any = None,
     n_bins: int = 10,
+    seed: Any = DEFAULT_PIT_SEED,
 ) -> PITHistogram:
     """Histogram of the PIT values and two distances from uniformity.
 
     The PIT histogram diagnoses calibration in distribution (Kuleshov et al.
     2018, §3; Gneiting & Raftery 2007): flat when calibrated, U-shaped when
-    the predicted variances are too small, hump-shaped when too large.
+    the predicted spread is too small, hump-shaped when too large. Any kind
+    of predictive distribution; the PIT is randomised where the distribution
+    jumps (:func:`pit_values`; Czado, Gneiting & Held 2009).
 
     Parameters
     ----------
-    {mean}
+    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
+        A predictive distribution of any kind, or Gaussian means.
     {variance}
     {std}
     {targets}
@@ -144,6 +256,8 @@ def pit_histogram(
     n_bins : int, default 10
         Number of equal-width bins on [0, 1], at most
         ``calipers.validation.MAX_BINS`` (2**20).
+    seed : int, numpy.random.Generator or None, default 0
+        Seed of the randomised PIT (see :func:`pit_values`).
 
     Returns
     -------
@@ -159,23 +273,50 @@ def pit_histogram(
     ([0.0, 0.0, 1.0, 0.0], 1.5, 0.5)
     """
     B = check_size(n_bins, "n_bins", "MAX_BINS")
-    G = check_gaussian(
+    P = check_predictive(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
-    u = pit_values(G)
-    w = _weights(G)
-    total = float(np.sum(w))
-    idx = np.minimum((u * B).astype(np.int64), B - 1)
-    counts = np.bincount(idx, weights=w, minlength=B).astype(np.float64)
-    l1 = float(np.sum(np.abs(counts / total - 1.0 / B)))
-    order = np.argsort(u, kind="stable")
-    us = u[order]
-    cdf_after = np.cumsum(w[order]) / total
-    cdf_before = cdf_after - w[order] / total
-    ks = float(max(np.max(cdf_after - us), np.max(us - cdf_before)))
+    u = randomized_pit(P, _check_seed(seed))
+    counts, l1, ks = _histogram_and_ks(u, P.sample_weight, B)
     return PITHistogram(
         edges=np.linspace(0.0, 1.0, B + 1), counts=counts, l1_distance=l1, ks_statistic=ks
     )
+
+
+def _histogram_and_ks(
+    u: np.ndarray, sample_weight: np.ndarray | None, B: int
+) -> tuple[np.ndarray, float, float]:
+    """Counts in ``B`` equal bins, their L1 distance from uniform, and the KS statistic.
+
+    Without weights the PIT values are sorted with :func:`numpy.sort` (no
+    permutation is needed: every weight is 1) and the counts are integers;
+    the numbers are those of the weighted formulas with unit weights, bit
+    for bit.
+    """
+    n = u.shape[0]
+    idx = np.minimum((u * B).astype(np.int64), B - 1)
+    if sample_weight is None:
+        total = float(n)
+        counts = np.bincount(idx, minlength=B).astype(np.float64)
+        us = np.sort(u)
+        # cumsum of unit weights is exact: k / n; the step below each value is 1 / n
+        cdf_after = np.arange(1, n + 1, dtype=np.float64) / total
+        cdf_before = cdf_after - 1.0 / total
+    else:
+        w = sample_weight
+        total = float(np.sum(w))
+        counts = np.bincount(idx, weights=w, minlength=B).astype(np.float64)
+        order = np.argsort(u)
+        us = u[order]
+        if n > 1 and not np.all(us[1:] != us[:-1]):
+            # ties: the stable order, so the partial sums are added as before
+            order = np.argsort(u, kind="stable")
+            us = u[order]
+        cdf_after = np.cumsum(w[order]) / total
+        cdf_before = cdf_after - w[order] / total
+    l1 = float(np.sum(np.abs(counts / total - 1.0 / B)))
+    ks = float(max(np.max(cdf_after - us), np.max(us - cdf_before)))
+    return counts, l1, ks
 
 
 @dataclass(frozen=True)
@@ -228,15 +369,25 @@ def quantile_calibration(
     every level ``p``, a fraction ``p`` of the targets falls below the
     predicted ``p``-quantile. This function checks the equivalent two-sided
     statement for central intervals: the fraction of targets in
-    ``[mu - c_p * sigma, mu + c_p * sigma]``, ``c_p = Phi^-1((1 + p) / 2)``,
-    should be ``p``. Central intervals test the spread (the variance); they
-    cannot see a shift of the mean that keeps ``|y - mu|`` distributed alike,
-    which the one-sided quantiles (the PIT values of :func:`pit_histogram`)
-    do. An observed coverage below the level means overconfidence.
+    ``[F^-1((1 - p) / 2), F^-1((1 + p) / 2)]`` (for a Gaussian
+    ``[mu - c_p * sigma, mu + c_p * sigma]``, ``c_p = Phi^-1((1 + p) / 2)``)
+    should be ``p``. Central intervals test the spread; they cannot see a
+    shift of the mean that keeps ``|y - mu|`` distributed alike, which the
+    one-sided quantiles (the PIT values of :func:`pit_histogram`) do. An
+    observed coverage below the level means overconfidence.
+
+    Memory is O(n) whatever the number of levels: Gaussian rows are sorted
+    once by ``|y - mu| / sigma`` and each level's count is a binary search
+    (unit weights: the same integer counts, so the same numbers as the
+    matrix of comparisons bit for bit; with weights, the weights of the
+    sorted rows are summed between consecutive levels, exact to rounding);
+    other kinds compute the interval of one level at a time from
+    :meth:`~calipers.regression.PredictiveDistribution.quantile`.
 
     Parameters
     ----------
-    {mean}
+    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
+        A predictive distribution of any kind, or Gaussian means.
     {variance}
     {std}
     {targets}
@@ -261,7 +412,7 @@ def quantile_calibration(
     """
     from scipy.special import ndtri
 
-    G = check_gaussian(
+    P = check_predictive(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
     if levels is None:
@@ -279,24 +430,29 @@ def quantile_calibration(
             raise CalibrationInputError(
                 f"levels must lie strictly between 0 and 1; entry {i} is {float(lv[i])!r}"
             )
-    w = _weights(G)
-    total = float(np.sum(w))
+    total = float(np.sum(_weights(P)))
     check_work(
         "levels",
         f"<{lv.shape[0]} levels>",
-        [("rows", G.n_samples), ("levels", lv.shape[0])],
+        [("rows", P.n_samples), ("levels", lv.shape[0])],
         unit="row-levels",
         advice="use fewer levels",
     )
-    absz = np.abs(G.targets - G.mean) / G.std
-    half_width = ndtri((1.0 + lv) / 2.0)
-    # levels in blocks of about 2**24 row-levels (128 MiB of float64 at most): one
-    # block, the whole matrix, for up to 19 levels and 880 000 rows
-    step = max(1, (1 << 24) // G.n_samples)
-    coverage = np.empty(lv.shape[0])
-    for a in range(0, lv.shape[0], step):
-        inside = absz[None, :] <= half_width[a : a + step, None]
-        coverage[a : a + step] = (inside @ w) / total
+    G = _gaussian(P)
+    if G is not None:
+        absz = np.abs(G.targets - G.mean) / G.std
+        half_width = ndtri((1.0 + lv) / 2.0)
+        coverage = _weight_at_or_below(absz, half_width, G.sample_weight) / total
+    else:
+        d = P.distribution
+        y = P.targets
+        w = P.sample_weight
+        coverage = np.empty(lv.shape[0])
+        for j, p in enumerate(lv):
+            inside = (d.quantile((1.0 - p) / 2.0) <= y) & (y <= d.quantile((1.0 + p) / 2.0))
+            coverage[j] = (
+                np.count_nonzero(inside) if w is None else float(w[inside].sum())
+            ) / total
     err = np.abs(coverage - lv)
     return QuantileCalibration(
         levels=lv,
@@ -304,6 +460,36 @@ def quantile_calibration(
         mean_absolute_error=float(np.mean(err)),
         max_absolute_error=float(np.max(err)),
     )
+
+
+def _weight_at_or_below(
+    values: np.ndarray, thresholds: np.ndarray, sample_weight: np.ndarray | None
+) -> np.ndarray:
+    """``sum_i w_i 1{values_i <= t}`` for every threshold ``t``, in O(n) memory.
+
+    Without weights: the count, ``searchsorted`` on the sorted values (exact
+    integers). With weights: the rows sorted once, the weight between
+    consecutive thresholds summed (pairwise) and accumulated over thresholds.
+    """
+    if sample_weight is None:
+        sv = np.sort(values)
+        return np.searchsorted(sv, thresholds, side="right").astype(np.float64)
+    order = np.argsort(values)
+    sv = values[order]
+    ws = sample_weight[order]
+    t_order = np.argsort(thresholds, kind="stable")
+    ends = np.searchsorted(sv, thresholds[t_order], side="right")
+    sums = np.empty(ends.shape[0])
+    acc = 0.0
+    start = 0
+    for j, e in enumerate(ends):
+        if e > start:
+            acc += float(np.sum(ws[start:e]))
+            start = int(e)
+        sums[j] = acc
+    out = np.empty_like(sums)
+    out[t_order] = sums
+    return out
 
 
 @fill_doc
@@ -334,7 +520,8 @@ def interval_coverage_error(
 
     Parameters
     ----------
-    {mean}
+    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
+        A predictive distribution of any kind, or Gaussian means.
     {variance}
     {std}
     {targets}
@@ -455,9 +642,15 @@ def variance_calibration(
     variance (Gruber & Buettner 2022, Table 1) and the squared error is
     divided by the predicted variance row by row (their Table 2).
 
+    Any kind with a mean and a variance: Gaussian, parametric (closed-form
+    moments; a Student t needs ``df > 2``) and sample ensembles (the
+    members' mean and variance, ``ddof = 0``). A quantile set states no
+    variance and is refused (use :func:`quantile_calibration`).
+
     Parameters
     ----------
-    {mean}
+    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
+        A predictive distribution of any kind, or Gaussian means.
     {variance}
     {std}
     {targets}
@@ -484,19 +677,19 @@ def variance_calibration(
     >>> bool(abs(v.se_var_ratio - 4) < 0.2), bool(abs(v.mse_over_avg_var - 4) < 0.2)
     (True, True)
     """
-    G = check_gaussian(
+    P = check_predictive(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
-    B = check_integer(n_bins, "n_bins", minimum=1, maximum=G.n_samples)
-    w = _weights(G)
+    mu, var = mean_and_variance(P, "variance calibration")
+    B = check_integer(n_bins, "n_bins", minimum=1, maximum=P.n_samples)
+    w = _weights(P)
     total = float(np.sum(w))
-    se = (G.targets - G.mean) ** 2
-    var = G.variance
+    se = (P.targets - mu) ** 2
     order = np.argsort(var, kind="stable")
     w_sorted = w[order]
     before = np.cumsum(w_sorted) - w_sorted
     bin_sorted = np.minimum((B * before / total).astype(np.int64), B - 1)
-    bins = np.empty(G.n_samples, dtype=np.int64)
+    bins = np.empty(P.n_samples, dtype=np.int64)
     bins[order] = bin_sorted
     bw = np.bincount(bins, weights=w, minlength=B)
     keep = bw > 0
@@ -509,10 +702,10 @@ def variance_calibration(
     rmv = np.sqrt(mv)
     rmse = np.sqrt(mse_b)
     ratio = se / var
-    r_mean = G.weighted_mean(ratio)
-    r_std = float(np.sqrt(G.weighted_mean((ratio - r_mean) ** 2)))
-    mse = G.weighted_mean(se)
-    avg_var = G.weighted_mean(var)
+    r_mean = P.weighted_mean(ratio)
+    r_std = float(np.sqrt(P.weighted_mean((ratio - r_mean) ** 2)))
+    mse = P.weighted_mean(se)
+    avg_var = P.weighted_mean(var)
     return VarianceCalibration(
         bin_weight=bw[keep],
         bin_variance_range=np.stack([lo[keep], hi[keep]], axis=1),

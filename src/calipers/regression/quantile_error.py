@@ -12,8 +12,12 @@ with the nominal level at ``m`` levels ``0 < p_1 < ... < p_m < 1``:
 
 ``cal = sum_j w_j (p_j - p_hat_j)**2``.
 
-Here ``F_t`` is the predicted Gaussian CDF, so ``F_t(y_t)`` is the PIT value
-of :func:`calipers.regression.pit_values`. Unlike the central-interval
+Here ``F_t`` is any predictive distribution (a Gaussian given by arrays, or
+any :class:`~calipers.regression.PredictiveDistribution`) and ``F_t(y_t)``
+is the PIT value of :func:`calipers.regression.pit_values`, randomised where
+``F_t`` jumps (Czado, Gneiting & Held 2009). For a
+:class:`~calipers.regression.QuantileSet` at its own levels, ``F_t(y_t) <=
+p_j`` is exactly ``y_t <= q_tj``: the coverage of its own quantiles. Unlike the central-interval
 coverage of :func:`calipers.regression.quantile_calibration`, the one-sided
 coverage sees a shift of the predicted means.
 """
@@ -27,7 +31,9 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
-from .inputs import check_gaussian, spread_by_name
+from .distributions import check_predictive
+from .inputs import spread_by_name
+from .pit import DEFAULT_PIT_SEED, _check_seed, randomized_pit
 
 __all__ = [
     "QuantileCalibrationCurve",
@@ -135,17 +141,20 @@ def quantile_calibration_curve(
     sample_weight: Any = None,
     levels: Any = None,
     weights: Any = None,
+    seed: Any = DEFAULT_PIT_SEED,
 ) -> QuantileCalibrationCurve:
-    """One-sided coverage ``p_hat_j`` of Gaussian predictions and Kuleshov's error.
+    """One-sided coverage ``p_hat_j`` of predictive distributions and Kuleshov's error.
 
     ``p_hat_j = sum_t v_t 1{F_t(y_t) <= p_j} / sum_t v_t`` with ``F_t`` the
-    predicted CDF N(mu_t, sigma_t**2) and ``v_t`` the row weights (1 by
+    predicted CDF (N(mu_t, sigma_t**2) for Gaussian arrays; the randomised
+    PIT where ``F_t`` jumps) and ``v_t`` the row weights (1 by
     default, which gives ``|{t : F_t(y_t) <= p_j}| / T`` of Kuleshov et al.
     2018, §3), and ``cal = sum_j w_j (p_j - p_hat_j)**2``.
 
     Parameters
     ----------
-    {mean}
+    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
+        A predictive distribution of any kind, or Gaussian means.
     {variance}
     {std}
     {targets}
@@ -160,6 +169,9 @@ def quantile_calibration_curve(
         Non-negative level weights ``w_j``. Default None: all 1, the plain
         sum over levels (pass ``numpy.full(m, 1 / m)`` for the mean squared
         gap, which does not grow with the number of levels).
+    seed : int, numpy.random.Generator or None, default 0
+        Seed of the randomised PIT (:func:`calipers.regression.pit_values`);
+        continuous distributions draw nothing.
 
     Returns
     -------
@@ -174,15 +186,13 @@ def quantile_calibration_curve(
     >>> c.observed.tolist(), c.error
     ([0.5, 0.75], 0.0625)
     """
-    from scipy.special import ndtr
-
-    G = check_gaussian(
+    P = check_predictive(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
     lv = _check_levels(levels)
     wj = _check_level_weights(weights, lv.shape[0])
-    u = np.asarray(ndtr((G.targets - G.mean) / G.std), dtype=np.float64)
-    v = np.ones(G.n_samples) if G.sample_weight is None else G.sample_weight
+    u = randomized_pit(P, _check_seed(seed))
+    v = np.ones(P.n_samples) if P.sample_weight is None else P.sample_weight
     order = np.argsort(u, kind="stable")
     cum = np.concatenate([[0.0], np.cumsum(v[order])])
     # rows with u <= p_j are the first searchsorted(..., side="right") in sorted order
@@ -203,8 +213,9 @@ def quantile_calibration_error(
     sample_weight: Any = None,
     levels: Any = None,
     weights: Any = None,
+    seed: Any = DEFAULT_PIT_SEED,
 ) -> float:
-    """Quantile calibration error of Kuleshov et al. 2018 for Gaussian predictions.
+    """Quantile calibration error of Kuleshov et al. 2018 for predictive distributions.
 
     ``cal = sum_j w_j (p_j - p_hat_j)**2`` with the one-sided coverage
     ``p_hat_j = |{t : F_t(y_t) <= p_j}| / T`` (Kuleshov et al. 2018, §3,
@@ -216,7 +227,8 @@ def quantile_calibration_error(
 
     Parameters
     ----------
-    {mean}
+    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
+        A predictive distribution of any kind, or Gaussian means.
     {variance}
     {std}
     {targets}
@@ -226,6 +238,8 @@ def quantile_calibration_error(
         ``0.05, 0.10, ..., 0.95`` (19 levels).
     weights : array-like of shape (m,), optional
         Non-negative level weights. Default None (all 1).
+    seed : int, numpy.random.Generator or None, default 0
+        Seed of the randomised PIT (:func:`calipers.regression.pit_values`).
 
     Returns
     -------
@@ -247,4 +261,5 @@ def quantile_calibration_error(
         sample_weight=sample_weight,
         levels=levels,
         weights=weights,
+        seed=seed,
     ).error
