@@ -32,6 +32,14 @@ Examples
 
 from __future__ import annotations
 
+from ._interval_score import (
+    interval_coverage,
+    interval_score,
+    interval_score_per_row,
+    interval_width,
+    weighted_interval_score,
+    weighted_interval_score_per_row,
+)
 from .consistent_scores import (
     bregman_score,
     bregman_score_per_row,
@@ -93,8 +101,11 @@ from .quantile_error import (
     quantile_calibration_error,
 )
 from .score_decomposition import (
+    SCORING_FUNCTIONS,
+    ScoreDecomposition,
     TReliabilityCurve,
     isotonic_recalibration,
+    score_decomposition,
     t_reliability_curve,
 )
 from .scores import (
@@ -120,6 +131,12 @@ __all__ = [
     "bregman_score_per_row",
     "expectile_score",
     "expectile_score_per_row",
+    "interval_score",
+    "interval_score_per_row",
+    "weighted_interval_score",
+    "weighted_interval_score_per_row",
+    "interval_coverage",
+    "interval_width",
     "gaussian_skce",
     "gaussian_skce_test",
     "GaussianPredictions",
@@ -166,4 +183,7 @@ __all__ = [
     "isotonic_recalibration",
     "t_reliability_curve",
     "TReliabilityCurve",
+    "score_decomposition",
+    "ScoreDecomposition",
+    "SCORING_FUNCTIONS",
 ]

@@ -2,7 +2,7 @@
 
 Every score of :mod:`calipers.regression.crps`,
 :mod:`calipers.regression.consistent_scores` and
-:mod:`calipers.regression.interval_score` reads its arrays here: NumPy arrays,
+:mod:`calipers.regression._interval_score` reads its arrays here: NumPy arrays,
 array-likes and PyTorch tensors (any device, moved to the CPU) become float64
 NumPy arrays; anything else is refused with a :class:`CalibrationInputError`
 that names the argument and the first offending row (and column) and value.
