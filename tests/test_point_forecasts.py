@@ -431,3 +431,136 @@ def test_oracle_model_diagnostics_isotonic_regression(functional: str, level: fl
             model = iso.IsotonicRegression(functional=functional, level=_md_level(level))
             theirs = model.fit(z, y).predict(z)
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------ score decomposition
+
+
+def test_decomposition_by_hand() -> None:
+    from calipers.regression import score_decomposition
+
+    d = score_decomposition([-1.0, 1.0, 1.0, 2.0], [0.0, 0.0, 1.0, 1.0])
+    # SE 3/4; PAV pools the tie at 1 -> (0, 1/2, 1/2, 1): SE 1/8; mean 1/2: UNC 1/4
+    assert (d.score, d.miscalibration, d.discrimination, d.uncertainty) == (
+        0.75,
+        0.625,
+        0.125,
+        0.25,
+    )
+    assert d.skill == pytest.approx(1 - 0.75 / 0.25)
+    # median / pinball at 1/2 = half the absolute error:
+    # recalibrated (0, 2.5, 2.5, 6), marginal the midpoint 2.5 of the medians 2 and 3
+    q = score_decomposition(
+        [1.0, 2.0, 3.0, 4.0], [0.0, 3.0, 2.0, 6.0], scoring_function="pinball", functional="median"
+    )
+    assert (q.score, q.miscalibration, q.discrimination, q.uncertainty) == (0.625, 0.5, 0.75, 0.875)
+    # perfect forecasts that are already isotonic: no miscalibration
+    y = np.array([1.0, 2.0, 4.0])
+    p = score_decomposition(y, y, scoring_function="expectile", level=0.2)
+    assert p.score == 0.0 and p.miscalibration == 0.0 and p.discrimination == p.uncertainty
+
+
+@pytest.mark.parametrize(
+    "name,kwargs,per_row",
+    [
+        ("squared_error", {}, lambda z, y: (z - y) ** 2),
+        ("pinball", {"level": 0.3}, lambda z, y: ((z >= y) - 0.3) * (z - y)),
+        ("expectile", {"level": 0.8}, lambda z, y: 2 * np.abs((z >= y) - 0.8) * (z - y) ** 2),
+    ],
+)
+def test_decomposition_identity_and_callable(name: str, kwargs: dict, per_row) -> None:
+    from calipers.regression import score_decomposition
+
+    z, y = _data(50, 300, ties=True)
+    w = np.arange(300) % 4 + 1.0
+    d = score_decomposition(z, y, scoring_function=name, sample_weight=w, **kwargs)
+    assert d.score == pytest.approx(d.miscalibration - d.discrimination + d.uncertainty, abs=1e-12)
+    assert d.miscalibration >= -1e-12 and d.discrimination >= -1e-12
+    assert d.score == pytest.approx(np.average(per_row(z, y), weights=w), rel=1e-12)
+    # the same numbers from the score given as a callable
+    functional = {"squared_error": "mean", "pinball": "quantile", "expectile": "expectile"}[name]
+    c = score_decomposition(
+        z, y, scoring_function=per_row, functional=functional, sample_weight=w, **kwargs
+    )
+    assert c.scoring_function == "callable"
+    for a in ("score", "miscalibration", "discrimination", "uncertainty"):
+        assert getattr(c, a) == pytest.approx(getattr(d, a), rel=1e-12, abs=1e-14)
+
+
+def test_decomposition_poisson_pools_a_zero_block() -> None:
+    from calipers.regression import score_decomposition
+
+    z = np.array([0.5, 1.0, 2.0, 3.0])
+    y = np.array([0.0, 0.0, 2.0, 4.0])
+    # the isotonic fit is (0, 0, 2, 4); 0 is no Poisson forecast: the two lowest
+    # blocks (0, 0) and (2) are pooled to their mean 2/3
+    d = score_decomposition(z, y, scoring_function="poisson_deviance")
+    rc = np.array([2 / 3, 2 / 3, 2 / 3, 4.0])
+
+    def dev(f: np.ndarray) -> float:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(y > 0, y * np.log(y / f), 0.0)
+        return float(np.mean(2 * (t - y + f)))
+
+    assert d.score == pytest.approx(dev(z), rel=1e-14)
+    assert d.miscalibration == pytest.approx(dev(z) - dev(rc), rel=1e-12)
+    assert d.uncertainty == pytest.approx(dev(np.full(4, 1.5)), rel=1e-14)
+    with pytest.raises(CalibrationInputError, match="all targets 0"):
+        score_decomposition(z, np.zeros(4), scoring_function="poisson_deviance")
+
+
+def test_decomposition_refusals() -> None:
+    from calipers.regression import score_decomposition
+
+    with pytest.raises(CalibrationInputError, match="scoring_function must be one of"):
+        score_decomposition([1.0], [1.0], scoring_function="crps")
+    with pytest.raises(CalibrationInputError, match="functional is required"):
+        score_decomposition([1.0], [1.0], scoring_function=lambda z, y: z - y)
+    with pytest.raises(
+        CalibrationInputError, match="consistent for the mean; got functional='quantile'"
+    ):
+        score_decomposition([1.0], [1.0], functional="quantile", level=0.5)
+    with pytest.raises(CalibrationInputError, match="needs its level"):
+        score_decomposition([1.0], [1.0], scoring_function="pinball")
+    with pytest.raises(CalibrationInputError, match="one score per row"):
+        score_decomposition(
+            [1.0, 2.0], [1.0, 2.0], scoring_function=lambda z, y: 0.0, functional="mean"
+        )
+    with pytest.raises(CalibrationInputError, match="degree is used with"):
+        score_decomposition([1.0], [1.0], degree=1.0)
+
+
+@pytest.mark.parametrize(
+    "name,kwargs,md_score",
+    [
+        ("squared_error", {}, ("SquaredError", ())),
+        ("pinball", {"level": 0.3}, ("PinballLoss", (0.3,))),
+        ("pinball", {"functional": "median"}, ("PinballLoss", (0.5,))),
+        ("expectile", {"level": 0.8}, ("HomogeneousExpectileScore", (2, 0.8))),
+        ("poisson_deviance", {}, ("PoissonDeviance", ())),
+        ("gamma_deviance", {}, ("GammaDeviance", ())),
+    ],
+)
+def test_oracle_model_diagnostics_decompose(name: str, kwargs: dict, md_score: tuple) -> None:
+    scoring = pytest.importorskip("model_diagnostics.scoring")
+    from calipers.regression import score_decomposition
+
+    rng = np.random.default_rng(7)
+    sf = getattr(scoring, md_score[0])(*md_score[1])
+    for trial in range(12):
+        n = int(rng.integers(2, 300))
+        y = rng.poisson(rng.uniform(0.2, 3.0), size=n).astype(float)
+        if name == "gamma_deviance":
+            y = y + 0.5
+        z = np.exp(0.5 * rng.normal(size=n)) * (y.mean() + 0.1)
+        if trial % 2:
+            z = np.round(z, 1) + 0.05
+        order = np.argsort(z)  # model-diagnostics' positivity repair reads sorted rows
+        z, y = z[order], y[order]
+        w = rng.uniform(0.2, 2.0, size=n) if trial % 3 == 0 and name != "pinball" else None
+        d = score_decomposition(z, y, scoring_function=name, sample_weight=w, **kwargs)
+        t = scoring.decompose(y, z, weights=w, scoring_function=sf)
+        assert d.score == pytest.approx(t["score"][0], rel=1e-12, abs=1e-12)
+        assert d.miscalibration == pytest.approx(t["miscalibration"][0], rel=1e-10, abs=1e-12)
+        assert d.discrimination == pytest.approx(t["discrimination"][0], rel=1e-10, abs=1e-12)
+        assert d.uncertainty == pytest.approx(t["uncertainty"][0], rel=1e-12, abs=1e-12)

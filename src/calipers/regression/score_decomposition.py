@@ -34,12 +34,16 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import fill_doc
+from ..validation import CalibrationInputError
 from .point_forecast import PointForecasts, check_point_forecast
 
 __all__ = [
     "isotonic_recalibration",
     "t_reliability_curve",
     "TReliabilityCurve",
+    "score_decomposition",
+    "ScoreDecomposition",
+    "SCORING_FUNCTIONS",
 ]
 
 
@@ -329,3 +333,224 @@ def marginal_functional(P: PointForecasts) -> float:
     if P.functional == "expectile":
         return _expectile(sy, sw, level)
     return 0.5 * (_lower_quantile(sy, sw, level) + _upper_quantile(sy, sw, level))
+
+
+#: The named scoring functions of :func:`score_decomposition`: name -> (the
+#: functional it is consistent for, whether it needs forecasts > 0).
+SCORING_FUNCTIONS: dict[str, tuple[str, bool]] = {
+    "squared_error": ("mean", False),
+    "poisson_deviance": ("mean", True),
+    "gamma_deviance": ("mean", True),
+    "pinball": ("quantile", False),
+    "expectile": ("expectile", False),
+}
+
+
+@dataclass(frozen=True)
+class ScoreDecomposition:
+    """``score = miscalibration - discrimination + uncertainty`` of point forecasts.
+
+    Returned by :func:`score_decomposition` (Gneiting & Resin 2023, §3-4;
+    Dimitriadis, Gneiting & Jordan 2021). All terms are (weighted) mean
+    scores, in the units of the scoring function, and ``>= 0`` up to rounding.
+
+    Attributes
+    ----------
+    score : float
+        The mean score ``S(z)`` of the forecasts.
+    miscalibration : float
+        ``MCB = S(z) - S(z_rc)``, with ``z_rc`` the isotonic recalibration.
+    discrimination : float
+        ``DSC = S(m) - S(z_rc)``, with ``m`` the marginal functional of the targets.
+    uncertainty : float
+        ``UNC = S(m)``.
+    scoring_function : str
+        Its name (``"callable"`` for a given function).
+    functional : str
+    level : float or None
+    """
+
+    score: float
+    miscalibration: float
+    discrimination: float
+    uncertainty: float
+    scoring_function: str
+    functional: str
+    level: float | None
+
+    @property
+    def skill(self) -> float:
+        """``1 - score / uncertainty = (DSC - MCB) / UNC``: Gneiting & Resin 2023's universal coefficient of determination R* (NaN when UNC is 0)."""
+        if self.uncertainty == 0.0:
+            return float("nan")
+        return 1.0 - self.score / self.uncertainty
+
+
+def _scorer(
+    scoring_function: Any, functional: str | None, level: float | None, degree: float | None
+) -> tuple[Any, str, str, float | None, bool]:
+    """``(per_row(z, y), name, functional, level, needs_positive)`` of the scoring function."""
+    from . import consistent_scores as cs
+    from .point_forecast import check_functional
+
+    if callable(scoring_function):
+        if functional is None:
+            raise CalibrationInputError(
+                "functional is required with a scoring function given as a callable (the "
+                "functional it is consistent for: 'mean', 'median', 'quantile' or 'expectile')"
+            )
+        func, lev = check_functional(functional, level)
+        return scoring_function, "callable", func, lev, False
+    if not isinstance(scoring_function, str) or scoring_function not in SCORING_FUNCTIONS:
+        raise CalibrationInputError(
+            "scoring_function must be one of "
+            + ", ".join(repr(s) for s in SCORING_FUNCTIONS)
+            + f", or a callable f(forecasts, targets) -> per-row scores; got {scoring_function!r}"
+        )
+    own, positive = SCORING_FUNCTIONS[scoring_function]
+    name = scoring_function
+    if functional is None:
+        functional = own
+    if scoring_function == "pinball":
+        if functional not in ("quantile", "median"):
+            raise CalibrationInputError(
+                f"scoring_function='pinball' is consistent for quantiles; got functional={functional!r}"
+            )
+        func, lev = check_functional(functional, level)
+        a = float(lev)  # type: ignore[arg-type]
+        return (lambda z, y: cs.pinball_loss_per_row(z, y, level=a)), name, func, lev, False
+    if functional != own:
+        raise CalibrationInputError(
+            f"scoring_function={scoring_function!r} is consistent for the {own}; got "
+            f"functional={functional!r}"
+        )
+    func, lev = check_functional(functional, level)
+    if scoring_function == "expectile":
+        h = 2.0 if degree is None else float(degree)
+        t = float(lev)  # type: ignore[arg-type]
+        return (
+            (lambda z, y: cs.expectile_score_per_row(z, y, level=t, degree=h)),
+            name,
+            func,
+            lev,
+            h <= 1.0,
+        )
+    if degree is not None:
+        raise CalibrationInputError(
+            f"degree is used with scoring_function='expectile' only; got degree={degree!r} "
+            f"with {scoring_function!r}"
+        )
+    h = {"squared_error": 2.0, "poisson_deviance": 1.0, "gamma_deviance": 0.0}[scoring_function]
+    return (lambda z, y: cs.bregman_score_per_row(z, y, phi=h)), name, func, lev, positive
+
+
+def _pool_lowest_blocks(P: PointForecasts, knots: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Pool the two lowest blocks of the curve into one (its functional of their targets)."""
+    low = values[0]
+    second = values[values > low]
+    top = second[0] if second.shape[0] else low
+    pooled_knots = knots[values <= top]
+    rows = np.isin(P.forecasts, pooled_knots)
+    w = None if P.sample_weight is None else P.sample_weight[rows]
+    sub = PointForecasts(np.zeros(int(rows.sum())), P.targets[rows], P.functional, P.level, w)
+    out = values.copy()
+    out[values <= top] = marginal_functional(sub)
+    return out
+
+
+@fill_doc
+def score_decomposition(
+    forecasts: Any,
+    targets: Any = None,
+    *,
+    scoring_function: Any = "squared_error",
+    functional: str | None = None,
+    level: float | None = None,
+    degree: float | None = None,
+    sample_weight: Any = None,
+) -> ScoreDecomposition:
+    """Split the mean score of point forecasts into miscalibration, discrimination and uncertainty.
+
+    For a scoring function ``S`` consistent for the functional T (Gneiting
+    2011), Gneiting & Resin 2023 (§3-4, following Dimitriadis, Gneiting &
+    Jordan 2021's CORP) write the mean score as ``S(z) = MCB - DSC + UNC``:
+    ``MCB = S(z) - S(z_rc)`` with ``z_rc`` the isotonic T-recalibration of
+    the forecasts (:func:`isotonic_recalibration`), ``DSC = S(m) - S(z_rc)``
+    with ``m`` the functional of the targets' distribution (the midpoint of
+    the lower and upper quantile for quantiles), and ``UNC = S(m)``. Because
+    the isotonic fit is optimal for every consistent scoring function at once
+    (Jordan, Mühlemann & Ziegel 2022), ``MCB >= 0`` and ``DSC >= 0``. The same
+    numbers as model-diagnostics' ``decompose``.
+
+    For the Poisson and Gamma deviances (and expectile scores of degree <= 1)
+    forecasts must be positive: when the lowest block of the isotonic fit is
+    0 (targets all 0 there) it is pooled with the next block, as
+    model-diagnostics does.
+
+    Parameters
+    ----------
+    forecasts : array-like of shape (n,), or PointForecasts
+        Point forecasts of the functional (target units).
+    {targets}
+    scoring_function : str or callable, default "squared_error"
+        ``"squared_error"``, ``"poisson_deviance"``, ``"gamma_deviance"``
+        (the mean; Bregman scores of degree 2, 1, 0 of
+        :func:`calipers.regression.bregman_score_per_row`), ``"pinball"``
+        (quantiles, :func:`calipers.regression.pinball_loss_per_row`),
+        ``"expectile"`` (expectiles, :func:`calipers.regression.expectile_score_per_row`
+        of degree ``degree``), or a callable ``f(forecasts, targets) ->
+        (n,) scores``, consistent for ``functional``.
+    functional : {"mean", "median", "quantile", "expectile"}, optional
+        The functional of the forecasts; default: that of the named scoring
+        function (required with a callable).
+    level : float, optional
+        The quantile or expectile level in (0, 1) (required for ``"pinball"``
+        unless ``functional="median"``, and for ``"expectile"``).
+    degree : float, optional
+        Degree of homogeneity of the ``"expectile"`` score (default 2: the
+        asymmetric squared loss).
+    {sample_weight}
+
+    Returns
+    -------
+    ScoreDecomposition
+
+    Examples
+    --------
+    >>> from calipers.regression import score_decomposition
+    >>> d = score_decomposition([-1.0, 1.0, 1.0, 2.0], [0.0, 0.0, 1.0, 1.0])
+    >>> d.score, d.miscalibration, d.discrimination, d.uncertainty
+    (0.75, 0.625, 0.125, 0.25)
+    >>> q = score_decomposition([1.0, 2.0, 3.0, 4.0], [0.0, 3.0, 2.0, 6.0],
+    ...                         scoring_function="pinball", level=0.5)
+    >>> q.score, q.miscalibration, q.discrimination, q.uncertainty
+    (0.625, 0.5, 0.75, 0.875)
+    """
+    per_row, name, func, lev, positive = _scorer(scoring_function, functional, level, degree)
+    P = check_point_forecast(
+        forecasts, targets, functional=func, level=lev, sample_weight=sample_weight
+    )
+    knots, values = _fit(P)
+    if positive and values[0] <= 0.0:
+        values = _pool_lowest_blocks(P, knots, values)
+    rc = np.interp(P.forecasts, knots, values)
+    m = marginal_functional(P)
+    if positive and not m > 0.0:
+        raise CalibrationInputError(
+            f"scoring_function={name!r} needs forecasts > 0, but the {func} of the targets is "
+            f"{m!r} (all targets 0?): the uncertainty term is not defined"
+        )
+
+    def mean_score(f: np.ndarray, what: str) -> float:
+        s = np.asarray(per_row(f, P.targets), dtype=np.float64)
+        if s.shape != (P.n_samples,):
+            raise CalibrationInputError(
+                f"scoring_function must return one score per row, shape ({P.n_samples},); "
+                f"got shape {s.shape} for the {what}"
+            )
+        return P.weighted_mean(s)
+
+    s_z = mean_score(P.forecasts, "forecasts")
+    s_rc = mean_score(rc, "recalibrated forecasts")
+    s_m = mean_score(np.full(P.n_samples, m), "marginal functional")
+    return ScoreDecomposition(s_z, s_z - s_rc, s_m - s_rc, s_m, name, func, lev)
