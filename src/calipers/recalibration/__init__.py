@@ -22,7 +22,10 @@ from .monotone_logit_map import MonotoneLogitMap
 from .platt_scaling import PlattScaling
 from .recalibrated_classifier import RecalibratedClassifier
 from .regression.base import RegressionRecalibrator
+from .regression.conformalized_quantile_regression import ConformalizedQuantileRegression
+from .regression.forecast_base import ForecastRecalibrator
 from .regression.quantile_recalibration import QuantileRecalibration
+from .regression.split_conformal import SplitConformal
 from .regression.variance_platt_scaling import VariancePlattScaling
 from .regression.variance_scaling import VarianceScaling
 from .split import (
@@ -63,4 +66,7 @@ __all__ = [
     "VarianceScaling",
     "VariancePlattScaling",
     "QuantileRecalibration",
+    "ForecastRecalibrator",
+    "SplitConformal",
+    "ConformalizedQuantileRegression",
 ]

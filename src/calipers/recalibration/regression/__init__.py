@@ -11,7 +11,10 @@ implement them are listed in docs/architecture.md.
 from __future__ import annotations
 
 from .base import RegressionRecalibrator, register_regression
+from .conformalized_quantile_regression import ConformalizedQuantileRegression
+from .forecast_base import ForecastRecalibrator, register_forecast
 from .quantile_recalibration import QuantileRecalibration
+from .split_conformal import SplitConformal
 from .variance_platt_scaling import VariancePlattScaling
 from .variance_scaling import VarianceScaling
 
@@ -21,4 +24,8 @@ __all__ = [
     "VarianceScaling",
     "VariancePlattScaling",
     "QuantileRecalibration",
+    "ForecastRecalibrator",
+    "register_forecast",
+    "SplitConformal",
+    "ConformalizedQuantileRegression",
 ]
