@@ -347,6 +347,13 @@ KEPT: dict[tuple[str, str], str] = {
         "calipers.regression.decomposition.gini_half_mean_difference",
         "targets",
     ): "finite targets alone",
+    # point forecasts: the validator; the t test's standard error counts rows
+    (
+        "calipers.regression.point_forecast.check_point_forecast",
+        "sample_weight",
+    ): "the validator states its checks",
+    ("calipers.regression.point_forecast.bias", "sample_weight"): "stderr counts rows",
+    ("calipers.regression.point_forecast.bias_by_group", "sample_weight"): "stderr counts rows",
     # estimators and pipeline parts: arrays of the pipeline, not the user's input
     (
         "calipers.estimators.nadaraya_watson.NadarayaWatson.regress",
@@ -523,6 +530,13 @@ def test_integer_weights_equal_repeated_rows(name: str, func: Callable[..., Any]
                 extra["k"] = 2  # top-k needs k below the number of classes
             got = func(probs, labels, sample_weight=weights, **extra)
             want = func(probs[repeat], labels[repeat], **extra)
+        elif "forecasts" in params:  # a point forecast of a functional
+            targets = rng.normal(size=n)
+            forecasts = targets + rng.normal(size=n)
+            got = func(forecasts, targets, sample_weight=weights)
+            want = func(forecasts[repeat], targets[repeat])
+            if isinstance(got, np.ndarray) and got.shape == (n,):  # one value per row
+                got = got[repeat]
         else:  # a one-array statistic of the targets
             targets = rng.normal(size=n)
             got = func(targets, sample_weight=weights)

@@ -199,8 +199,10 @@ def check_point_forecast(
         Its level in (0, 1): the quantile level ``alpha`` or the expectile
         level ``tau``; required for ``"quantile"`` and ``"expectile"``, None
         (or 0.5) for ``"median"``, None for ``"mean"``.
-    {sample_weight}
-        Checked by :func:`calipers.validation.check_sample_weight`.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative finite row weights with a positive total, checked by
+        :func:`calipers.validation.check_sample_weight` and kept. Default None
+        (every row weighs 1).
 
     Returns
     -------
@@ -421,7 +423,12 @@ def bias(
     functional : {"mean", "median", "quantile", "expectile"}, default "mean"
     level : float, optional
         The quantile or expectile level in (0, 1).
-    {sample_weight}
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights with a positive total. The bias is their
+        weighted mean; the standard error divides by the row count minus 1,
+        as model-diagnostics does (the variance of a row taken as inversely
+        proportional to its weight), so there a weight of 2 is not the row
+        counted twice. Default None: every row weighs 1.
     confidence_level : float, default 0.95
         Level of the t interval.
 
@@ -605,7 +612,12 @@ def bias_by_group(
     functional : {"mean", "median", "quantile", "expectile"}, default "mean"
     level : float, optional
         The quantile or expectile level in (0, 1).
-    {sample_weight}
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights with a positive total. The bias is their
+        weighted mean; the standard error divides by the row count minus 1,
+        as model-diagnostics does (the variance of a row taken as inversely
+        proportional to its weight), so there a weight of 2 is not the row
+        counted twice. Default None: every row weighs 1.
     confidence_level : float, default 0.95
         Level of the t intervals.
 
