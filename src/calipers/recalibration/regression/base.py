@@ -1,12 +1,16 @@
-"""One contract for the recalibrators of Gaussian regression predictions.
+"""One contract for the recalibrators of probabilistic regression predictions.
 
 A probabilistic regression model predicts N(mu_i, sigma_i**2) for the target
-``y_i`` (Gruber & Buettner 2022, §5 and App. G.5). A regression recalibrator
+``y_i`` (Gruber & Buettner 2022, §5 and App. G.5), or any other predictive
+distribution (a :class:`~calipers.regression.PredictiveDistribution`: a
+parametric family, a quantile set, an ensemble). A regression recalibrator
 is fitted on a calibration split and maps each prediction to a new predictive
 distribution for new rows::
 
     rc = VarianceScaling().fit(mean_cal, variance=variance_cal, targets=y_cal)
     pit = rc.predict_cdf(mean_test, variance=variance_test, targets=y_test)
+    rc = QuantileRecalibration().fit(QuantileSet(levels, q_cal), targets=y_cal)
+    pit = rc.predict_pit(QuantileSet(levels, q_test), targets=y_test)
 
 The contract mirrors the classification recalibrators of
 :mod:`calipers.recalibration.base`:
@@ -18,12 +22,22 @@ The contract mirrors the classification recalibrators of
   :class:`TypeError` saying so, as a standard deviation read as a variance would give
   wrong numbers silently);
   a :class:`~calipers.regression.GaussianPredictions` may be passed as ``mean``;
+* a :class:`~calipers.regression.PredictiveDistribution` may be passed as
+  ``mean`` (no ``variance``/``std``) to the methods whose :attr:`kinds` hold
+  its kind: a :class:`~calipers.regression.Gaussian` is read as the Gaussian
+  arrays it holds (the same numbers, bit for bit), the other kinds go to the
+  method's own code (``QuantileRecalibration`` reads every kind; variance
+  scaling and Platt scaling refuse them, saying what they accept);
+  :class:`~calipers.regression.ProbabilisticPredictions` carries the targets
+  and weights with it;
 * constructor arguments are the hyper-parameters (``get_params`` /
   ``set_params`` read them from the signature); fitted state lives in
   attributes ending in ``_``; :class:`~calipers.recalibration.NotFittedError`
   before ``fit``;
 * ``predict_cdf`` (the recalibrated PIT ``F'_i(y_i)``), ``predict_quantile``,
-  ``predict_interval`` (central intervals), ``scores`` (the mean NLL,
+  ``predict_interval`` (central intervals), ``predict_pit`` (the
+  recalibrated PIT, randomised for atoms as in Czado, Gneiting & Held 2009),
+  ``scores`` (the mean NLL,
   Dawid-Sebastiani score and CRPS of the recalibrated predictions) and
   ``improvement`` (score before minus score after: for an injective map this
   estimates the reduction of the calibration error of the score, Gruber &
@@ -50,7 +64,10 @@ import numpy as np
 from ..._backend import is_torch
 from ...regression import (
     GaussianPredictions,
+    PredictiveDistribution,
+    ProbabilisticPredictions,
     check_gaussian,
+    check_predictive,
     crps_gaussian,
     dawid_sebastiani,
     gaussian_nll,
@@ -102,15 +119,27 @@ def register_regression(cls: type[RegressionRecalibrator]) -> type[RegressionRec
     return cls
 
 
-def _without_targets(mean: Any, variance: Any, std: Any) -> GaussianPredictions:
-    """Validate predictions that come without targets (quantiles, intervals, variances).
+#: The kinds of :class:`~calipers.regression.PredictiveDistribution`.
+ALL_KINDS = ("gaussian", "parametric", "quantiles", "samples")
 
-    :func:`check_gaussian` requires targets; the means stand in for them (they
-    are checked first, so every message still names the caller's argument).
-    """
-    if isinstance(mean, GaussianPredictions):
-        return check_gaussian(mean, variance=variance, std=std)
-    return check_gaussian(mean, variance=variance, std=std, targets=mean)
+
+def _is_distribution(x: Any) -> bool:
+    return isinstance(x, (PredictiveDistribution, ProbabilisticPredictions))
+
+
+def _gaussian_of(d: PredictiveDistribution) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and variance arrays a ``Gaussian`` distribution holds."""
+    mean, var = d.mean(), d.variance()
+    assert mean is not None and var is not None
+    return mean, var
+
+
+def _seed(seed: Any) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
+        raise CalibrationInputError(f"seed must be a non-negative integer or None; got {seed!r}")
+    return int(seed)
 
 
 def _levels(q: Any, name: str) -> tuple[np.ndarray, bool]:
@@ -153,7 +182,7 @@ def _back(out: np.ndarray, *given: Any) -> Any:
 
 
 class RegressionRecalibrator(Parameters):
-    """Base class of the recalibrators of Gaussian regression predictions.
+    """Base class of the recalibrators of regression predictions.
 
     See the module docstring for the contract. Subclasses set ``gaussian``
     and ``_injective`` (or override :attr:`injective`), declare ``schema``
@@ -161,7 +190,12 @@ class RegressionRecalibrator(Parameters):
     implement ``_fit(G)``, ``_cdf(mu, var, y)``, ``_quantile(mu, var, q)``
     (``q`` a 1-D array of levels; returns ``(n, m)``) and
     ``_score_rows(mu, var, y)`` (per-row NLL, DSS and CRPS of the recalibrated
-    predictions), on float64 NumPy arrays already validated.
+    predictions), on float64 NumPy arrays already validated. A method that
+    lists other kinds in ``kinds`` also implements ``_fit_distribution(P,
+    seed)``, ``_cdf_distribution(d, y)``, ``_pit_distribution(d, y, seed)``,
+    ``_quantile_distribution(d, q)`` and ``_score_rows_distribution(d, y,
+    identity)`` (``identity=True``: the scores of ``d`` itself, computed the
+    same way, for :meth:`improvement`).
 
     Examples
     --------
@@ -172,6 +206,9 @@ class RegressionRecalibrator(Parameters):
 
     #: True when the recalibrated predictive distribution is again Gaussian.
     gaussian: ClassVar[bool] = True
+    #: The kinds of :class:`~calipers.regression.PredictiveDistribution` the method
+    #: recalibrates (Gaussian arrays are always accepted).
+    kinds: ClassVar[tuple[str, ...]] = ("gaussian",)
     _injective: ClassVar[bool] = True
     schema: ClassVar[Schema] = Schema()
 
@@ -188,6 +225,62 @@ class RegressionRecalibrator(Parameters):
 
     # ------------------------------------------------------------------ fit and predict
 
+    def _refuse(self, d: PredictiveDistribution) -> None:
+        """Refuse a distribution whose kind this method does not recalibrate."""
+        if d.kind not in self.kinds:
+            name = type(self).__name__
+            raise CalibrationInputError(
+                f"{name} recalibrates {' and '.join(self.kinds)} predictions only (means with "
+                "variance= or std=, or a calipers.regression.Gaussian); got a "
+                f"{type(d).__name__} (kind {d.kind!r}). QuantileRecalibration recalibrates "
+                "every kind of predictive distribution"
+            )
+
+    def _read(
+        self, mean: Any, variance: Any, std: Any, targets: Any, sample_weight: Any
+    ) -> GaussianPredictions | ProbabilisticPredictions:
+        """Gaussian predictions (arrays, or a ``Gaussian``) or another accepted kind, checked."""
+        if _is_distribution(mean):
+            P = check_predictive(
+                mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+            )
+            d = P.distribution
+            if d.kind == "gaussian":
+                mu, var = _gaussian_of(d)
+                return check_gaussian(
+                    mu, variance=var, targets=P.targets, sample_weight=P.sample_weight
+                )
+            self._refuse(d)
+            return P
+        return check_gaussian(
+            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+        )
+
+    def _read_without_targets(
+        self, mean: Any, variance: Any, std: Any
+    ) -> GaussianPredictions | PredictiveDistribution:
+        """Validate predictions that come without targets (quantiles, intervals, variances).
+
+        :func:`check_gaussian` requires targets; the means stand in for them (they
+        are checked first, so every message still names the caller's argument).
+        """
+        if isinstance(mean, ProbabilisticPredictions):
+            mean = mean.distribution
+        if isinstance(mean, PredictiveDistribution):
+            if variance is not None or std is not None:
+                raise CalibrationInputError(
+                    f"mean is a {type(mean).__name__}, which holds its own spread; pass "
+                    "variance= and std= only with Gaussian means"
+                )
+            if mean.kind == "gaussian":
+                mu, var = _gaussian_of(mean)
+                return check_gaussian(mu, variance=var, targets=mu)
+            self._refuse(mean)
+            return mean
+        if isinstance(mean, GaussianPredictions):
+            return check_gaussian(mean, variance=variance, std=std)
+        return check_gaussian(mean, variance=variance, std=std, targets=mean)
+
     @spread_by_name
     def fit(
         self,
@@ -197,13 +290,15 @@ class RegressionRecalibrator(Parameters):
         std: Any = None,
         targets: Any = None,
         sample_weight: Any = None,
+        seed: int | None = 0,
     ) -> RegressionRecalibrator:
-        """Fit the map on a calibration split of Gaussian predictions.
+        """Fit the map on a calibration split of predictions.
 
         Parameters
         ----------
-        mean : array-like of shape (n,) or GaussianPredictions
-            Predicted means, in target units.
+        mean : array-like of shape (n,), GaussianPredictions or PredictiveDistribution
+            Predicted means, in target units; or a predictive distribution of
+            a kind in :attr:`kinds` (then no ``variance``/``std``).
         variance : array-like of shape (n,), optional
             Predicted variances (> 0), keyword-only. Give exactly one of ``variance``
             and ``std``.
@@ -213,6 +308,11 @@ class RegressionRecalibrator(Parameters):
             Observed targets.
         sample_weight : array-like of shape (n,), optional
             Non-negative row weights (a weight of 2 counts like the row twice).
+        seed : int or None, default 0
+            Seed of the uniform draws of the randomised PIT (Czado, Gneiting &
+            Held 2009) of distributions with atoms or unknown tails
+            (:meth:`calipers.regression.PredictiveDistribution.pit_interval`);
+            Gaussian predictions draw nothing. None draws fresh entropy.
 
         Returns
         -------
@@ -220,12 +320,14 @@ class RegressionRecalibrator(Parameters):
         """
         name = type(self).__name__
         self._check_params(f"{name}.fit")
-        G = check_gaussian(
-            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
-        )
+        rng_seed = _seed(seed)
+        P = self._read(mean, variance, std, targets, sample_weight)
         for key in self.schema.state:  # a failed refit leaves no half-fitted state
             self.__dict__.pop(key, None)
-        self._fit(G)
+        if isinstance(P, GaussianPredictions):
+            self._fit(P)
+        else:
+            self._fit_distribution(P, rng_seed)
         self._check_state(f"{name}.fit produced an invalid state")
         return self
 
@@ -233,20 +335,67 @@ class RegressionRecalibrator(Parameters):
     def predict_cdf(
         self, mean: Any, *, variance: Any = None, std: Any = None, targets: Any = None
     ) -> np.ndarray:
-        """Recalibrated PIT values ``F'_i(y_i)`` of the targets, in [0, 1].
+        """Recalibrated CDF values ``F'_i(y_i)`` of the targets, in [0, 1].
 
-        Uniform on [0, 1] when the recalibrated predictions are calibrated in
-        distribution (Kuleshov et al. 2018, §3).
+        The recalibrated PIT of continuous predictions: uniform on [0, 1] when
+        the recalibrated predictions are calibrated in distribution (Kuleshov
+        et al. 2018, §3). At an atom (counts, quantile sets beyond their
+        outermost quantiles) this is the upper end; :meth:`predict_pit` gives
+        the randomised PIT.
 
         Returns
         -------
         numpy.ndarray or torch.Tensor
             ``(n,)`` float64; a tensor on the input's device (of its floating
-            dtype) when the predictions are tensors.
+            dtype) when the predictions (or, for a distribution, the targets)
+            are tensors.
         """
         self._ready()
-        G = check_gaussian(mean, variance=variance, std=std, targets=targets)
-        return _back(self._cdf(G.mean, G.variance, G.targets), mean, variance, std, targets)
+        P = self._read(mean, variance, std, targets, None)
+        if isinstance(P, GaussianPredictions):
+            out = self._cdf(P.mean, P.variance, P.targets)
+        else:
+            out = self._cdf_distribution(P.distribution, P.targets)
+        return _back(out, mean, variance, std, targets)
+
+    @spread_by_name
+    def predict_pit(
+        self,
+        mean: Any,
+        *,
+        variance: Any = None,
+        std: Any = None,
+        targets: Any = None,
+        seed: int | None = 0,
+    ) -> np.ndarray:
+        """Recalibrated PIT values: ``R(U_i)`` for a quantile map, ``F'_i(y_i)`` otherwise.
+
+        For continuous predictions this is :meth:`predict_cdf`. For
+        predictions with atoms or unknown tails the PIT ``U_i`` is randomised
+        within :meth:`~calipers.regression.PredictiveDistribution.pit_interval`
+        (Czado, Gneiting & Held 2009), with the draws seeded by ``seed``, and
+        then recalibrated; uniform on [0, 1] when the recalibrated
+        predictions are calibrated.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            ``(n,)`` float64 in [0, 1] (a tensor as in :meth:`predict_cdf`).
+        """
+        self._ready()
+        rng_seed = _seed(seed)
+        P = self._read(mean, variance, std, targets, None)
+        if isinstance(P, GaussianPredictions):
+            out = self._cdf(P.mean, P.variance, P.targets)
+        else:
+            out = self._pit_distribution(P.distribution, P.targets, rng_seed)
+        return _back(out, mean, variance, std, targets)
+
+    def _quantiles(self, mean: Any, variance: Any, std: Any, levels: np.ndarray) -> np.ndarray:
+        R = self._read_without_targets(mean, variance, std)
+        if isinstance(R, GaussianPredictions):
+            return self._quantile(R.mean, R.variance, levels)
+        return self._quantile_distribution(R, levels)
 
     @spread_by_name
     def predict_quantile(
@@ -267,12 +416,12 @@ class RegressionRecalibrator(Parameters):
         -------
         numpy.ndarray or torch.Tensor
             ``(n,)`` for a scalar ``q``, ``(n, m)`` for ``m`` levels, in target
-            units (a tensor on the input's device for tensor predictions).
+            units (a tensor on the input's device for tensor predictions; a
+            distribution gives NumPy arrays).
         """
         self._ready()
         levels, scalar = _levels(q, "q")
-        G = _without_targets(mean, variance, std)
-        out = self._quantile(G.mean, G.variance, levels)
+        out = self._quantiles(mean, variance, std, levels)
         return _back(out[:, 0] if scalar else out, mean, variance, std)
 
     @spread_by_name
@@ -299,8 +448,7 @@ class RegressionRecalibrator(Parameters):
         if not scalar:
             raise CalibrationInputError(f"level must be one number in (0, 1); got {level!r}")
         a = float(lv[0])
-        G = _without_targets(mean, variance, std)
-        out = self._quantile(G.mean, G.variance, np.array([(1.0 - a) / 2.0, (1.0 + a) / 2.0]))
+        out = self._quantiles(mean, variance, std, np.array([(1.0 - a) / 2.0, (1.0 + a) / 2.0]))
         return _back(out[:, 0], mean, variance, std), _back(out[:, 1], mean, variance, std)
 
     @spread_by_name
@@ -321,13 +469,17 @@ class RegressionRecalibrator(Parameters):
         mean ``m`` and variance ``v`` (Gruber & Buettner 2022, §2.3), and the
         CRPS (target units), each the (weighted) mean over rows. For a
         Gaussian output these are the closed forms of
-        :mod:`calipers.regression.scores`.
+        :mod:`calipers.regression.scores`. For other kinds of predictive
+        distribution the method says which scores it gives (for
+        ``QuantileRecalibration``: ``"crps"``, and ``"nll"`` where the
+        distribution has a density or mass function).
         """
         self._ready()
-        G = check_gaussian(
-            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
-        )
-        return self._scores(G)
+        P = self._read(mean, variance, std, targets, sample_weight)
+        if isinstance(P, GaussianPredictions):
+            return self._scores(P)
+        rows = self._score_rows_distribution(P.distribution, P.targets)
+        return {k: P.weighted_mean(v) for k, v in rows.items()}
 
     @spread_by_name
     def improvement(
@@ -349,19 +501,26 @@ class RegressionRecalibrator(Parameters):
         Returns
         -------
         dict
-            ``{"nll", "dss", "crps"}``, each ``score(original) - score(recalibrated)``.
+            ``{"nll", "dss", "crps"}`` (for other kinds of distribution the
+            scores of :meth:`scores`), each ``score(original) - score(recalibrated)``,
+            both computed the same way.
         """
         self._ready()
-        G = check_gaussian(
-            mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
-        )
-        before = {
-            "nll": gaussian_nll(G),
-            "dss": dawid_sebastiani(G),
-            "crps": crps_gaussian(G),
+        P = self._read(mean, variance, std, targets, sample_weight)
+        if isinstance(P, GaussianPredictions):
+            before = {
+                "nll": gaussian_nll(P),
+                "dss": dawid_sebastiani(P),
+                "crps": crps_gaussian(P),
+            }
+            after = self._scores(P)
+            return {k: before[k] - after[k] for k in SCORES}
+        d, y = P.distribution, P.targets
+        rows_after = self._score_rows_distribution(d, y)
+        rows_before = self._score_rows_distribution(d, y, identity=True)
+        return {
+            k: P.weighted_mean(rows_before[k]) - P.weighted_mean(v) for k, v in rows_after.items()
         }
-        after = self._scores(G)
-        return {k: before[k] - after[k] for k in SCORES}
 
     @spread_by_name
     def scores_per_row(
@@ -369,9 +528,9 @@ class RegressionRecalibrator(Parameters):
     ) -> dict[str, np.ndarray]:
         """Per-row proper scores of the recalibrated predictions.
 
-        ``{"nll", "dss", "crps"}``, each an ``(n,)`` float64 array whose
-        (weighted) mean is :meth:`scores`; for paired comparisons with the
-        per-row scores before recalibration
+        ``{"nll", "dss", "crps"}`` (the keys of :meth:`scores`), each an
+        ``(n,)`` float64 array whose (weighted) mean is :meth:`scores`; for
+        paired comparisons with the per-row scores before recalibration
         (:func:`calipers.regression.gaussian_nll_per_row` and its siblings).
 
         Examples
@@ -386,9 +545,12 @@ class RegressionRecalibrator(Parameters):
         True
         """
         self._ready()
-        G = check_gaussian(mean, variance=variance, std=std, targets=targets)
-        rows = self._score_rows(G.mean, G.variance, G.targets)
-        return {k: np.asarray(rows[k], dtype=np.float64) for k in SCORES}
+        P = self._read(mean, variance, std, targets, None)
+        if isinstance(P, GaussianPredictions):
+            rows = self._score_rows(P.mean, P.variance, P.targets)
+            return {k: np.asarray(rows[k], dtype=np.float64) for k in SCORES}
+        rows = self._score_rows_distribution(P.distribution, P.targets)
+        return {k: np.asarray(v, dtype=np.float64) for k, v in rows.items()}
 
     def _scores(self, G: GaussianPredictions) -> dict[str, float]:
         rows = self._score_rows(G.mean, G.variance, G.targets)
@@ -411,6 +573,33 @@ class RegressionRecalibrator(Parameters):
 
     def _score_rows(
         self, mu: np.ndarray, var: np.ndarray, y: np.ndarray
+    ) -> dict[str, np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+    # the kinds other than "gaussian" (only reached for kinds listed in ``kinds``)
+
+    def _fit_distribution(
+        self, P: ProbabilisticPredictions, seed: int | None
+    ) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _cdf_distribution(
+        self, d: PredictiveDistribution, y: np.ndarray
+    ) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _pit_distribution(
+        self, d: PredictiveDistribution, y: np.ndarray, seed: int | None
+    ) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _quantile_distribution(
+        self, d: PredictiveDistribution, q: np.ndarray
+    ) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _score_rows_distribution(
+        self, d: PredictiveDistribution, y: np.ndarray, identity: bool = False
     ) -> dict[str, np.ndarray]:  # pragma: no cover
         raise NotImplementedError
 
@@ -602,7 +791,8 @@ class _GaussianOutput(RegressionRecalibrator):
             floating dtype, for tensor predictions).
         """
         self._ready()
-        G = _without_targets(mean, variance, std)
+        G = self._read_without_targets(mean, variance, std)
+        assert isinstance(G, GaussianPredictions)  # kinds == ("gaussian",)
         return _back(self._new_variance(G.variance), mean, variance, std)
 
     def _cdf(self, mu: np.ndarray, var: np.ndarray, y: np.ndarray) -> np.ndarray:
