@@ -150,6 +150,14 @@ Example::
     -1.0,0.5,-0.7
 
 The values are checked by :func:`calipers.regression.check_gaussian`.
+
+:func:`read_predictive_file` reads every kind of regression prediction into
+a :class:`PredictiveFile`: a Gaussian (by :func:`read_regression_file`),
+quantile columns (``q0.05``, ``quantile_0.05``, ``q5``, ``5%``, ``0.05``,
+darts' ``target_q0.05``), a central interval (``lower``, ``upper`` and a
+stated level) or samples (``sample_0, sample_1, ...`` or an ``(n, k)``
+array ``samples``); :func:`predictive_file_kinds` says which kinds a file's
+names could hold.
 """
 
 from __future__ import annotations
@@ -158,6 +166,7 @@ from .chunks import PredictionChunk, PredictionChunks, read_prediction_chunks
 from .declared import DeclaredSize, declared_size
 from .keys import LABELS_KEYS, LOGITS_KEYS, PROBS_KEYS
 from .prediction_file import PredictionFile, PredictionFileError
+from .predictive_file import PredictiveFile, predictive_file_kinds, read_predictive_file
 from .read import read_predictions
 from .regression_file import RegressionFile, is_regression_file, read_regression_file
 
@@ -174,6 +183,9 @@ __all__ = [
     "RegressionFile",
     "read_regression_file",
     "is_regression_file",
+    "PredictiveFile",
+    "read_predictive_file",
+    "predictive_file_kinds",
     "declared_size",
     "DeclaredSize",
 ]
@@ -191,6 +203,9 @@ for _public in (
     RegressionFile,
     read_regression_file,
     is_regression_file,
+    PredictiveFile,
+    read_predictive_file,
+    predictive_file_kinds,
     declared_size,
     DeclaredSize,
 ):
