@@ -34,6 +34,9 @@ function                               shows
                                        (Kuleshov et al. 2018)
 :func:`variance_error_diagram`         RMSE vs root mean predicted variance per bin, ENCE
                                        (Levi et al. 2022; Gruber & Buettner 2022)
+:func:`t_reliability_diagram`          isotonic recalibrated point forecast (mean, quantile,
+                                       expectile) vs forecast, bootstrap band, MCB/DSC/UNC
+                                       (Gneiting & Resin 2023; Dimitriadis, Gneiting & Jordan 2021)
 =====================================  ==================================================
 
 Computing and drawing are two steps, as in relplot and scikit-learn's
@@ -72,6 +75,8 @@ compute step                                returns
                                             coverage per level, the band
 :func:`variance_error_diagram_data`         :class:`VarianceErrorDiagramData`: RMV and
                                             RMSE per bin, before and after
+:func:`t_reliability_diagram_data`          :class:`TReliabilityDiagramData`: the
+                                            isotonic curve, band, score decomposition
 ==========================================  ==========================================
 
 Examples
@@ -132,6 +137,11 @@ from .smooth import (
     smooth_reliability_diagram_data,
 )
 from .sweep import sweep_diagram
+from .t_reliability import (
+    TReliabilityDiagramData,
+    t_reliability_diagram,
+    t_reliability_diagram_data,
+)
 from .variance_error import (
     VarianceErrorDiagramData,
     variance_error_diagram,
@@ -169,6 +179,9 @@ __all__ = [
     "QuantileReliabilityDiagramData",
     "variance_error_diagram_data",
     "VarianceErrorDiagramData",
+    "t_reliability_diagram",
+    "t_reliability_diagram_data",
+    "TReliabilityDiagramData",
     "wilson_interval",
     "sharpness_note",
     "sharpness_caption",

@@ -74,7 +74,20 @@ from .distributions import (
     central_interval,
     check_predictive,
 )
+from .group_calibration import (
+    AdversarialGroupCalibration,
+    GroupCalibration,
+    adversarial_group_calibration,
+    calibration_by_group,
+)
 from .inputs import GaussianPredictions, check_gaussian
+from .miscalibration import (
+    CalibrationProportions,
+    calibration_proportions,
+    mean_absolute_calibration_error,
+    miscalibration_area,
+    root_mean_squared_calibration_error,
+)
 from .pit import (
     PITHistogram,
     QuantileCalibration,
@@ -95,12 +108,13 @@ from .point_forecast import (
     check_point_forecast,
     identification_function,
 )
+from .predictive_scores import crps_per_row, log_score, log_score_per_row
 from .quantile_error import (
     QuantileCalibrationCurve,
     quantile_calibration_curve,
     quantile_calibration_error,
 )
-from .score_decomposition import (
+from ._score_decomposition import (
     SCORING_FUNCTIONS,
     ScoreDecomposition,
     TReliabilityCurve,
@@ -150,6 +164,18 @@ __all__ = [
     "central_interval",
     "ProbabilisticPredictions",
     "check_predictive",
+    "calibration_proportions",
+    "CalibrationProportions",
+    "miscalibration_area",
+    "mean_absolute_calibration_error",
+    "root_mean_squared_calibration_error",
+    "adversarial_group_calibration",
+    "AdversarialGroupCalibration",
+    "calibration_by_group",
+    "GroupCalibration",
+    "crps_per_row",
+    "log_score",
+    "log_score_per_row",
     "gaussian_nll",
     "gaussian_nll_per_row",
     "dawid_sebastiani",
