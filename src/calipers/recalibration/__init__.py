@@ -24,6 +24,7 @@ from .recalibrated_classifier import RecalibratedClassifier
 from .regression.base import RegressionRecalibrator
 from .regression.conformalized_quantile_regression import ConformalizedQuantileRegression
 from .regression.forecast_base import ForecastRecalibrator
+from .regression.isotonic_point_recalibration import IsotonicPointRecalibration
 from .regression.quantile_recalibration import QuantileRecalibration
 from .regression.split_conformal import SplitConformal
 from .regression.variance_platt_scaling import VariancePlattScaling
@@ -69,4 +70,5 @@ __all__ = [
     "ForecastRecalibrator",
     "SplitConformal",
     "ConformalizedQuantileRegression",
+    "IsotonicPointRecalibration",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .base import RegressionRecalibrator, register_regression
 from .conformalized_quantile_regression import ConformalizedQuantileRegression
 from .forecast_base import ForecastRecalibrator, register_forecast
+from .isotonic_point_recalibration import IsotonicPointRecalibration
 from .quantile_recalibration import QuantileRecalibration
 from .split_conformal import SplitConformal
 from .variance_platt_scaling import VariancePlattScaling
@@ -28,4 +29,5 @@ __all__ = [
     "register_forecast",
     "SplitConformal",
     "ConformalizedQuantileRegression",
+    "IsotonicPointRecalibration",
 ]

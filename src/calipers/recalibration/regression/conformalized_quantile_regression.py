@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from ...regression import PredictiveDistribution
 from ...validation import CalibrationInputError
 from .._inputs import _as_input
 from .._schema import Schema
@@ -76,8 +77,9 @@ class ConformalizedQuantileRegression(ForecastRecalibrator):
     (:class:`calipers.regression.PredictiveDistribution`, for instance a
     :class:`~calipers.regression.QuantileSet` of a quantile model's levels):
     the pair is then its quantiles at ``(1 - level) / 2`` and
-    ``(1 + level) / 2`` (``distribution.quantile``, exact at the set's own
-    levels).
+    ``(1 + level) / 2`` (``distribution.quantile``; a quantile set's own
+    column when one of its levels lies within 1e-12 of these, as
+    ``(1 - 0.9) / 2 = 0.04999999999999999`` does of 0.05).
 
     Parameters
     ----------
@@ -212,14 +214,14 @@ class ConformalizedQuantileRegression(ForecastRecalibrator):
     def _pair(self, lower: Any, upper: Any, level: float, method: str) -> tuple[Any, Any]:
         """The (lower, upper) quantile arrays, checked; from a distribution when given one."""
         where = f"ConformalizedQuantileRegression.{method}"
-        if _is_distribution(lower):
+        if isinstance(lower, PredictiveDistribution):
             if upper is not None:
                 raise CalibrationInputError(
                     f"{where}: lower is a predictive distribution, which gives both quantiles; "
                     "leave upper out (and pass the targets as targets=...)"
                 )
-            lo = np.asarray(lower.quantile((1.0 - level) / 2.0), dtype=np.float64)
-            hi = np.asarray(lower.quantile((1.0 + level) / 2.0), dtype=np.float64)
+            lo = _quantile_at(lower, (1.0 - level) / 2.0)
+            hi = _quantile_at(lower, (1.0 + level) / 2.0)
             what = "the distribution's quantiles"
         else:
             if upper is None:
@@ -241,9 +243,12 @@ class ConformalizedQuantileRegression(ForecastRecalibrator):
         return lo, hi
 
 
-def _is_distribution(x: Any) -> bool:
-    try:
-        from ...regression.distributions import PredictiveDistribution
-    except ImportError:  # pragma: no cover - until the distributions module lands
-        return False
-    return isinstance(x, PredictiveDistribution)
+def _quantile_at(dist: PredictiveDistribution, p: float) -> np.ndarray:
+    """``dist.quantile(p)``; a quantile set's own column when one of its levels lies within
+    1e-12 of ``p`` (``(1 - 0.9) / 2`` is ``0.04999999999999999`` in float64, read as 0.05)."""
+    levels = getattr(dist, "levels", None)
+    if isinstance(levels, np.ndarray) and levels.ndim == 1 and levels.size:
+        j = int(np.argmin(np.abs(levels - p)))
+        if abs(float(levels[j]) - p) <= 1e-12:
+            p = float(levels[j])
+    return np.asarray(dist.quantile(p), dtype=np.float64)
