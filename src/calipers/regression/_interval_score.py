@@ -56,9 +56,11 @@ def _bounds(lower: Any, upper: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def _is(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, alpha: Any) -> np.ndarray:
     """The interval score of bounds and targets of the same shape (``alpha`` broadcast)."""
-    below = np.maximum(lo - y, 0.0)
-    above = np.maximum(y - hi, 0.0)
-    return (hi - lo) + (2.0 / alpha) * (below + above)
+    miss = np.maximum(lo - y, 0.0)  # below the interval
+    miss += np.maximum(y - hi, 0.0)  # above it (at most one of the two is positive)
+    miss *= 2.0 / alpha
+    miss += hi - lo
+    return miss
 
 
 def interval_score_per_row(

@@ -39,8 +39,8 @@ def as_float_array(x: Any, name: str, ndim: int) -> np.ndarray:
     if arr.shape[0] == 0:
         raise CalibrationInputError(f"{name} must hold at least one row; got shape {arr.shape}")
     arr = arr.astype(np.float64, copy=False)
-    bad = ~np.isfinite(arr)
-    if bad.any():
+    if not np.isfinite(arr).all():
+        bad = ~np.isfinite(arr)
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         where = f"row {idx[0]}" if ndim == 1 else f"row {idx[0]}, column {idx[1]}"
         raise CalibrationInputError(f"{name} must be finite; {where} is {float(arr[idx])!r}")
