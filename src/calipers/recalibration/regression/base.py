@@ -25,7 +25,8 @@ The contract mirrors the classification recalibrators of
 * a :class:`~calipers.regression.PredictiveDistribution` may be passed as
   ``mean`` (no ``variance``/``std``) to the methods whose :attr:`kinds` hold
   its kind: a :class:`~calipers.regression.Gaussian` is read as the Gaussian
-  arrays it holds (the same numbers, bit for bit), the other kinds go to the
+  arrays it holds (the same numbers, bit for bit), a normal
+  :class:`~calipers.regression.Parametric` as ``(loc, std=scale)``, the other kinds go to the
   method's own code (``QuantileRecalibration`` reads every kind; variance
   scaling and Platt scaling refuse them, saying what they accept);
   :class:`~calipers.regression.ProbabilisticPredictions` carries the targets
@@ -64,6 +65,7 @@ import numpy as np
 from ..._backend import is_torch
 from ...regression import (
     GaussianPredictions,
+    Parametric,
     PredictiveDistribution,
     ProbabilisticPredictions,
     check_gaussian,
@@ -127,11 +129,25 @@ def _is_distribution(x: Any) -> bool:
     return isinstance(x, (PredictiveDistribution, ProbabilisticPredictions))
 
 
-def _gaussian_of(d: PredictiveDistribution) -> tuple[np.ndarray, np.ndarray]:
-    """The mean and variance arrays a ``Gaussian`` distribution holds."""
-    mean, var = d.mean(), d.variance()
-    assert mean is not None and var is not None
-    return mean, var
+def _gaussian_arrays(d: PredictiveDistribution) -> dict[str, np.ndarray] | None:
+    """The Gaussian arrays of ``d`` as arguments of :func:`check_gaussian`, or None.
+
+    A :class:`~calipers.regression.Gaussian` gives the mean and variance it
+    holds (``{"mean", "variance"}``); a normal
+    :class:`~calipers.regression.Parametric` its ``loc`` and ``scale``
+    (``{"mean", "std"}``, squared as for Gaussian arrays).
+    """
+    if d.kind == "gaussian":
+        mean, var = d.mean(), d.variance()
+        assert mean is not None and var is not None
+        return {"mean": mean, "variance": var}
+    if isinstance(d, Parametric) and d.family == "normal":
+        n = d.n_samples
+        return {
+            "mean": np.broadcast_to(d.params["loc"], (n,)).copy(),
+            "std": np.broadcast_to(d.params["scale"], (n,)).copy(),
+        }
+    return None
 
 
 def _seed(seed: Any) -> int | None:
@@ -245,10 +261,10 @@ class RegressionRecalibrator(Parameters):
                 mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
             )
             d = P.distribution
-            if d.kind == "gaussian":
-                mu, var = _gaussian_of(d)
+            kw = _gaussian_arrays(d)
+            if kw is not None:
                 return check_gaussian(
-                    mu, variance=var, targets=P.targets, sample_weight=P.sample_weight
+                    kw.pop("mean"), **kw, targets=P.targets, sample_weight=P.sample_weight
                 )
             self._refuse(d)
             return P
@@ -272,9 +288,10 @@ class RegressionRecalibrator(Parameters):
                     f"mean is a {type(mean).__name__}, which holds its own spread; pass "
                     "variance= and std= only with Gaussian means"
                 )
-            if mean.kind == "gaussian":
-                mu, var = _gaussian_of(mean)
-                return check_gaussian(mu, variance=var, targets=mu)
+            kw = _gaussian_arrays(mean)
+            if kw is not None:
+                mu = kw.pop("mean")
+                return check_gaussian(mu, **kw, targets=mu)
             self._refuse(mean)
             return mean
         if isinstance(mean, GaussianPredictions):

@@ -59,6 +59,43 @@ integration of the CDF, and with the Gaussian closed forms of
 
 The fitted map has at most ``n_knots + 2`` knots (about 40 bytes each in a
 JSON file).
+
+Any predictive distribution. Nothing above needs a Gaussian but the closed
+forms: for a :class:`~calipers.regression.PredictiveDistribution` ``F`` of
+another kind (a Gaussian, or a normal ``Parametric``, is read as Gaussian
+arrays and gets the closed forms):
+
+* the map is fitted, as above, to the PIT values ``U = F(y)``, randomised over
+  ``[F(y-), F(y)]`` where the distribution has an atom or unknown tails
+  (counts; a quantile set below its first or above its last quantile),
+  ``U = F(y-) + V (F(y) - F(y-))`` with ``V`` uniform (Czado, Gneiting & Held
+  2009), drawn from ``numpy.random.default_rng(seed)``;
+* ``predict_cdf`` is ``R(F(y))``, ``predict_pit`` is ``R(U)`` with ``U``
+  randomised as in the fit (uniform when ``R`` is the CDF of ``U``), and
+  ``predict_quantile`` is ``F^-1(R^-1(q))``, one level at a time
+  (``PredictiveDistribution.quantile``), so ``R(F(F^-1(R^-1(q)))) = q``
+  wherever ``F`` is continuous and invertible;
+* an ensemble of ``k`` members is read as the quantile set of its sorted
+  members at the levels ``j / (k + 1)`` of their ranks: linear between
+  members, unknown tails of mass ``1 / (k + 1)`` on either side. Like any
+  quantile set it says nothing beyond its outermost quantiles, so the
+  recalibrated quantiles stop at the outermost member (or quantile): an
+  under-dispersed ensemble is widened only within its members' range;
+* scores: the NLL where the distribution has a density or a mass function
+  (``-log R'(F(y)) - log f(y)``; ``-log(R(F(y)) - R(F(y-)))`` for counts);
+  the CRPS of a continuous family as its own CRPS (closed forms of
+  :class:`~calipers.regression.Parametric`) plus the integral of
+  ``R(F)**2 - F**2`` below ``y`` and ``(1 - R(F))**2 - (1 - F)**2`` above,
+  by 128-node Gauss-Legendre quadrature on each half line (CDF evaluations
+  only; on Gaussian data against the closed form: mean CRPS within 1e-5,
+  each row within 5e-4 relative, the largest errors for targets several
+  standard deviations out); of a count distribution as the exact sum over
+  the integers (up to the 1e-13 tails); of a quantile set (or an ensemble
+  read as one) as the quantile-averaged pinball form at the set's own
+  levels, ``(2 / m) sum_j rho_tau_j(y - F^-1(R^-1(tau_j)))``, the form
+  :meth:`calipers.regression.QuantileSet.crps` scores the set by. No DSS
+  (it needs the recalibrated moments). ``improvement`` compares each score
+  with the same computation for ``R`` the identity.
 """
 
 from __future__ import annotations
@@ -511,7 +548,7 @@ def _crps_counts(
 
 @register_regression
 class QuantileRecalibration(RegressionRecalibrator):
-    """Quantile recalibration of Gaussian predictions: ``F'(y) = R(F(y))`` (Kuleshov et al. 2018).
+    """Quantile recalibration of any predictive distribution: ``F'(y) = R(F(y))`` (Kuleshov et al. 2018).
 
     ``R`` is a continuous, strictly increasing piecewise-linear map of [0, 1]
     onto itself, fitted on the calibration split to the empirical CDF of the
@@ -519,6 +556,16 @@ class QuantileRecalibration(RegressionRecalibrator):
     deviations and the closed-form scores in the module docstring). The output
     is not Gaussian (``gaussian = False``, no ``predict_variance``); it is
     injective (``R`` is strictly increasing).
+
+    Gaussian predictions are given as arrays (``mean`` with ``variance=`` or
+    ``std=``) or as a :class:`~calipers.regression.Gaussian`; every other
+    :class:`~calipers.regression.PredictiveDistribution` (``Parametric``,
+    ``QuantileSet``, ``SampleEnsemble``) is passed in place of the means,
+    without a spread. Their PIT is randomised at atoms and in unknown tails
+    (Czado, Gneiting & Held 2009; ``fit(..., seed=0)``), an ensemble is read as
+    the quantile set of its members at their rank levels, and the recalibrated
+    quantiles of a quantile set or ensemble stay within its outermost
+    quantiles (module docstring).
 
     Parameters
     ----------
@@ -557,6 +604,23 @@ class QuantileRecalibration(RegressionRecalibrator):
     [0.83, 0.5]
     >>> {k: round(v, 2) for k, v in rc.improvement(mu[2000:], std=sd[2000:], targets=y[2000:]).items()}
     {'nll': 0.29, 'dss': 0.64, 'crps': 0.06}
+
+    A Student-t model whose scales are 2.5 times too small:
+
+    >>> from calipers.regression import Parametric
+    >>> y = mu + 2.5 * sd * rng.standard_t(4, size=4000)
+    >>> T = Parametric("student_t", df=4.0, loc=mu, scale=sd)
+    >>> fit, held = np.arange(2000), np.arange(2000, 4000)
+    >>> rc = QuantileRecalibration().fit(T.take(fit), targets=y[fit])
+    >>> before = T.take(held).cdf(y[held])
+    >>> after = rc.predict_pit(T.take(held), targets=y[held])
+    >>> [round(float(np.mean((u > 0.25) & (u < 0.75))), 2) for u in (before, after)]
+    [0.23, 0.5]
+    >>> lo, hi = rc.predict_interval(T.take(held), level=0.9)
+    >>> round(float(np.mean((lo <= y[held]) & (y[held] <= hi))), 2)
+    0.89
+    >>> sorted(rc.improvement(T.take(held), targets=y[held]))
+    ['crps', 'nll']
     """
 
     gaussian = False
