@@ -185,9 +185,9 @@ def crps_ensemble_per_row(
     D = X - y[:, None]
     if member_weights is None:
         D.sort(axis=1)
-        absdev = np.abs(D).sum(axis=1)
         ranks = np.arange(1 - k, k, 2, dtype=np.float64)  # 2 i - k - 1, i = 1..k
         spread = D @ ranks  # 0.5 sum_ij |x_i - x_j|
+        absdev = np.abs(D, out=D).sum(axis=1)  # D is ours: no second n x k array
         if est == "standard":
             return absdev / k - spread / (k * k)
         return absdev / k - spread / (k * (k - 1.0))
