@@ -537,6 +537,22 @@ def test_integer_weights_equal_repeated_rows(name: str, func: Callable[..., Any]
             want = func(forecasts[repeat], targets[repeat])
             if isinstance(got, np.ndarray) and got.shape == (n,):  # one value per row
                 got = got[repeat]
+        elif "samples" in params:  # an ensemble (n, k)
+            targets = rng.normal(size=n)
+            samples = rng.normal(size=(n, 5))
+            got = func(samples, targets, sample_weight=weights)
+            want = func(samples[repeat], targets[repeat])
+        elif "levels" in params:  # a quantile set (levels, (n, m) quantiles)
+            targets = rng.normal(size=n)
+            quantiles = np.sort(rng.normal(size=(n, 3)), axis=1)
+            got = func([0.25, 0.5, 0.75], quantiles, targets, sample_weight=weights)
+            want = func([0.25, 0.5, 0.75], quantiles[repeat], targets[repeat])
+        elif "lower" in params:  # prediction intervals
+            lower = rng.normal(size=n)
+            upper = lower + rng.uniform(0.5, 2.0, n)
+            rest = (rng.normal(size=n),) if "targets" in params else ()
+            got = func(lower, upper, *rest, sample_weight=weights)
+            want = func(lower[repeat], upper[repeat], *(r[repeat] for r in rest))
         else:  # a one-array statistic of the targets
             targets = rng.normal(size=n)
             got = func(targets, sample_weight=weights)

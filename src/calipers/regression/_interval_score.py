@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
 from ._score_arrays import as_float_array, as_level, as_levels, same_rows, weighted_mean
 
@@ -63,6 +64,7 @@ def _is(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, alpha: Any) -> np.ndarray
     return miss
 
 
+@fill_doc
 def interval_score_per_row(
     lower: Any, upper: Any, targets: Any, *, level: float = 0.9
 ) -> np.ndarray:
@@ -77,8 +79,7 @@ def interval_score_per_row(
     lower, upper : array-like or tensor of shape (n,)
         Bounds of each row's central interval, ``lower <= upper``, in target
         units; finite.
-    targets : array-like or tensor of shape (n,)
-        Observed targets, finite.
+    {targets}
     level : float, default 0.9
         Nominal coverage ``1 - alpha`` of the intervals (0.9 for the 5 % and
         95 % quantiles), strictly inside (0, 1).
@@ -110,6 +111,7 @@ def interval_score_per_row(
     return _is(lo, hi, y, alpha)
 
 
+@fill_doc
 def interval_score(
     lower: Any,
     upper: Any,
@@ -127,12 +129,10 @@ def interval_score(
     ----------
     lower, upper : array-like or tensor of shape (n,)
         Interval bounds, ``lower <= upper``.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
+    {targets}
     level : float, default 0.9
         Nominal coverage of the intervals, strictly inside (0, 1).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {sample_weight}
 
     Returns
     -------
@@ -184,6 +184,7 @@ def _symmetric(levels: Any, quantiles: Any) -> tuple[np.ndarray, np.ndarray, int
     return tau, Q, K, m // 2
 
 
+@fill_doc
 def weighted_interval_score_per_row(levels: Any, quantiles: Any, targets: Any) -> np.ndarray:
     """Weighted interval score of each row's quantile set, in target units.
 
@@ -204,8 +205,7 @@ def weighted_interval_score_per_row(levels: Any, quantiles: Any, targets: Any) -
     quantiles : array-like or tensor of shape (n, 2 K + 1)
         Predicted quantiles, one column per level, in target units; the lower
         bound of each pair must not exceed the upper one.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
+    {targets}
 
     Returns
     -------
@@ -238,6 +238,7 @@ def weighted_interval_score_per_row(levels: Any, quantiles: Any, targets: Any) -
     return total / (K + 0.5)
 
 
+@fill_doc
 def weighted_interval_score(
     levels: Any, quantiles: Any, targets: Any, *, sample_weight: Any = None
 ) -> float:
@@ -252,10 +253,8 @@ def weighted_interval_score(
         The median and pairs of levels ``tau``, ``1 - tau``.
     quantiles : array-like or tensor of shape (n, 2 K + 1)
         Predicted quantiles, one column per level.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {targets}
+    {sample_weight}
 
     Returns
     -------
@@ -273,6 +272,7 @@ def weighted_interval_score(
     return weighted_mean(rows, sample_weight, "quantiles")
 
 
+@fill_doc
 def interval_coverage(lower: Any, upper: Any, targets: Any, *, sample_weight: Any = None) -> float:
     """Fraction of targets inside their prediction interval ``[lower, upper]``.
 
@@ -286,10 +286,8 @@ def interval_coverage(lower: Any, upper: Any, targets: Any, *, sample_weight: An
     ----------
     lower, upper : array-like or tensor of shape (n,)
         Interval bounds, ``lower <= upper``.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {targets}
+    {sample_weight}
 
     Returns
     -------
@@ -309,6 +307,7 @@ def interval_coverage(lower: Any, upper: Any, targets: Any, *, sample_weight: An
     return weighted_mean(inside, sample_weight, "lower")
 
 
+@fill_doc
 def interval_width(lower: Any, upper: Any, *, sample_weight: Any = None) -> float:
     """Mean width ``upper - lower`` of prediction intervals, in target units.
 
@@ -319,8 +318,7 @@ def interval_width(lower: Any, upper: Any, *, sample_weight: Any = None) -> floa
     ----------
     lower, upper : array-like or tensor of shape (n,)
         Interval bounds, ``lower <= upper``.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {sample_weight}
 
     Returns
     -------

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
 from ._score_arrays import as_float_array, as_level, same_rows, weighted_mean
 
@@ -56,6 +57,7 @@ def _pair(forecasts: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
     return z, y
 
 
+@fill_doc
 def pinball_loss_per_row(forecasts: Any, targets: Any, *, level: float = 0.5) -> np.ndarray:
     """Pinball (check) loss of each quantile forecast, in target units.
 
@@ -69,8 +71,7 @@ def pinball_loss_per_row(forecasts: Any, targets: Any, *, level: float = 0.5) ->
     ----------
     forecasts : array-like or tensor of shape (n,)
         Predicted ``level``-quantiles, in target units; finite.
-    targets : array-like or tensor of shape (n,)
-        Observed targets, finite.
+    {targets}
     level : float, default 0.5
         The quantile level ``alpha``, strictly inside (0, 1) (scikit-learn's
         ``alpha``, model-diagnostics' ``level``; both default to 0.5).
@@ -96,6 +97,7 @@ def pinball_loss_per_row(forecasts: Any, targets: Any, *, level: float = 0.5) ->
     return alpha * u - np.minimum(u, 0.0)
 
 
+@fill_doc
 def pinball_loss(
     forecasts: Any, targets: Any, *, level: float = 0.5, sample_weight: Any = None
 ) -> float:
@@ -109,12 +111,10 @@ def pinball_loss(
     ----------
     forecasts : array-like or tensor of shape (n,)
         Predicted ``level``-quantiles.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
+    {targets}
     level : float, default 0.5
         The quantile level, strictly inside (0, 1).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {sample_weight}
 
     Returns
     -------
@@ -132,6 +132,7 @@ def pinball_loss(
     )
 
 
+@fill_doc
 def squared_error_per_row(forecasts: Any, targets: Any) -> np.ndarray:
     """Squared error ``(z - y)**2`` of each mean forecast, in squared target units.
 
@@ -143,8 +144,7 @@ def squared_error_per_row(forecasts: Any, targets: Any) -> np.ndarray:
     ----------
     forecasts : array-like or tensor of shape (n,)
         Predicted means, in target units.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
+    {targets}
 
     Returns
     -------
@@ -161,6 +161,7 @@ def squared_error_per_row(forecasts: Any, targets: Any) -> np.ndarray:
     return np.square(z - y)
 
 
+@fill_doc
 def squared_error(forecasts: Any, targets: Any, *, sample_weight: Any = None) -> float:
     """Mean squared error of mean forecasts, in squared target units.
 
@@ -171,10 +172,8 @@ def squared_error(forecasts: Any, targets: Any, *, sample_weight: Any = None) ->
     ----------
     forecasts : array-like or tensor of shape (n,)
         Predicted means.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {targets}
+    {sample_weight}
 
     Returns
     -------
@@ -240,6 +239,7 @@ def _degree(phi: Any) -> float | None:
     return None
 
 
+@fill_doc
 def bregman_score_per_row(
     forecasts: Any, targets: Any, *, phi: float | PhiPair = 2.0
 ) -> np.ndarray:
@@ -265,8 +265,7 @@ def bregman_score_per_row(
     ----------
     forecasts : array-like or tensor of shape (n,)
         Predicted means, in target units; finite.
-    targets : array-like or tensor of shape (n,)
-        Observed targets, finite.
+    {targets}
     phi : float or (callable, callable), default 2.0
         The degree ``h`` of the homogeneous family, or a pair
         ``(phi, phi_prime)`` of a strictly convex function and its derivative,
@@ -324,6 +323,7 @@ def bregman_score_per_row(
     return out
 
 
+@fill_doc
 def bregman_score(
     forecasts: Any,
     targets: Any,
@@ -342,12 +342,10 @@ def bregman_score(
     ----------
     forecasts : array-like or tensor of shape (n,)
         Predicted means.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
+    {targets}
     phi : float or (callable, callable), default 2.0
         The degree of the homogeneous family, or ``(phi, phi_prime)``.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {sample_weight}
 
     Returns
     -------
@@ -365,6 +363,7 @@ def bregman_score(
     )
 
 
+@fill_doc
 def expectile_score_per_row(
     forecasts: Any, targets: Any, *, level: float = 0.5, degree: float = 2.0
 ) -> np.ndarray:
@@ -382,8 +381,7 @@ def expectile_score_per_row(
     ----------
     forecasts : array-like or tensor of shape (n,)
         Predicted ``level``-expectiles, in target units; finite.
-    targets : array-like or tensor of shape (n,)
-        Observed targets, finite.
+    {targets}
     level : float, default 0.5
         The expectile level ``tau``, strictly inside (0, 1); 0.5 is the mean.
     degree : float, default 2.0
@@ -415,6 +413,7 @@ def expectile_score_per_row(
     return 2.0 * np.abs((z >= y) - tau) * score
 
 
+@fill_doc
 def expectile_score(
     forecasts: Any,
     targets: Any,
@@ -432,14 +431,12 @@ def expectile_score(
     ----------
     forecasts : array-like or tensor of shape (n,)
         Predicted ``level``-expectiles.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
+    {targets}
     level : float, default 0.5
         The expectile level, strictly inside (0, 1).
     degree : float, default 2.0
         Degree of homogeneity of the Bregman part.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {sample_weight}
 
     Returns
     -------

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
 from ._score_arrays import as_float_array, as_levels, same_rows, weighted_mean
 
@@ -95,6 +96,7 @@ def _member_weights(member_weights: Any, n: int, k: int) -> np.ndarray:
     return W / total
 
 
+@fill_doc
 def crps_ensemble_per_row(
     samples: Any,
     targets: Any,
@@ -127,8 +129,7 @@ def crps_ensemble_per_row(
     samples : array-like or tensor of shape (n, k)
         ``k`` members (draws) of each row's predictive distribution, in target
         units; finite. Tensors are read on the CPU.
-    targets : array-like or tensor of shape (n,)
-        Observed targets, finite.
+    {targets}
     estimator : {"standard", "fair"}, default "standard"
         Which estimator (see above). The fair one needs ``k >= 2`` and equal
         member weights.
@@ -202,6 +203,7 @@ def crps_ensemble_per_row(
     return np.einsum("ij,ij->i", Ws, np.abs(D)) - spread
 
 
+@fill_doc
 def crps_ensemble(
     samples: Any,
     targets: Any,
@@ -220,15 +222,12 @@ def crps_ensemble(
     ----------
     samples : array-like or tensor of shape (n, k)
         ``k`` members of each row's predictive distribution, finite.
-    targets : array-like or tensor of shape (n,)
-        Observed targets, finite.
+    {targets}
     estimator : {"standard", "fair"}, default "standard"
         The estimator of each row's CRPS.
     member_weights : array-like of shape (k,) or (n, k), optional
         Weights of the members within each row (standard estimator only).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total; a weight of 2 counts
-        like the row repeated twice.
+    {sample_weight}
 
     Returns
     -------
@@ -249,6 +248,7 @@ def crps_ensemble(
     return weighted_mean(rows, sample_weight, "samples")
 
 
+@fill_doc
 def crps_quantiles_per_row(levels: Any, quantiles: Any, targets: Any) -> np.ndarray:
     """Quantile-averaged pinball form of the CRPS of each row, in target units.
 
@@ -275,8 +275,7 @@ def crps_quantiles_per_row(levels: Any, quantiles: Any, targets: Any) -> np.ndar
     quantiles : array-like or tensor of shape (n, m)
         The predicted ``levels[j]``-quantile of each row in column ``j``, in
         target units; finite.
-    targets : array-like or tensor of shape (n,)
-        Observed targets, finite.
+    {targets}
 
     Returns
     -------
@@ -317,6 +316,7 @@ def crps_quantiles_per_row(levels: Any, quantiles: Any, targets: Any) -> np.ndar
     return (2.0 / m) * loss
 
 
+@fill_doc
 def crps_quantiles(
     levels: Any, quantiles: Any, targets: Any, *, sample_weight: Any = None
 ) -> float:
@@ -332,10 +332,8 @@ def crps_quantiles(
         Probability levels, strictly inside (0, 1) and strictly increasing.
     quantiles : array-like or tensor of shape (n, m)
         Predicted quantiles, one column per level.
-    targets : array-like or tensor of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights with a positive total.
+    {targets}
+    {sample_weight}
 
     Returns
     -------
