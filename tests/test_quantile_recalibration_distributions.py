@@ -190,12 +190,38 @@ def test_count_scores_by_brute_force() -> None:
     Fk = np.interp(stats.poisson.cdf(k[None, :], mus[:, None]), rc.knots_x_, rc.knots_y_)
     crps = ((Fk - (k[None, :] >= t[:, None])) ** 2).sum(axis=1)  # integer targets: unit steps
     np.testing.assert_allclose(rows["crps"], crps, rtol=1e-10)
-    Fy = np.interp(stats.poisson.cdf(t, mus), rc.knots_x_, rc.knots_y_)
-    Fl = np.interp(stats.poisson.cdf(t - 1, mus), rc.knots_x_, rc.knots_y_)
-    np.testing.assert_allclose(rows["nll"], -np.log(Fy - Fl), rtol=1e-12)
+    # the recalibrated mass R(F(y)) - R(F(y-)); where both ends lie on one segment of R it
+    # is the slope times the Poisson mass (computed so: the difference of two CDF values
+    # near 1 loses the digits of a mass of 1e-16)
+    F, Fl = stats.poisson.cdf(t, mus), stats.poisson.cdf(t - 1, mus)
+    xk, yk = rc.knots_x_, rc.knots_y_
+    seg = np.minimum(np.searchsorted(xk, F, side="right") - 1, xk.shape[0] - 2)
+    seg_l = np.minimum(np.searchsorted(xk, Fl, side="right") - 1, xk.shape[0] - 2)
+    slope = (yk[seg + 1] - yk[seg]) / (xk[seg + 1] - xk[seg])
+    expected = np.where(
+        seg == seg_l,
+        -(np.log(slope) + stats.poisson.logpmf(t, mus)),
+        -np.log(np.interp(F, xk, yk) - np.interp(Fl, xk, yk)),
+    )
+    assert (seg != seg_l).any() and (seg == seg_l).any()
+    np.testing.assert_allclose(rows["nll"], expected, rtol=1e-9)
     # with the identity map the count CRPS is the distribution's closed form
     before = rc._score_rows_distribution(sub, t, identity=True)
     np.testing.assert_allclose(before["crps"], sub.crps(t), rtol=1e-9)
+
+
+def test_count_nll_is_finite_far_in_the_tail() -> None:
+    """A count whose CDF rounds to 1 on both sides keeps its log mass (it was inf - inf)."""
+    d, y = _poisson()
+    rc = QuantileRecalibration().fit(d, targets=y, seed=1)
+    far = Parametric("poisson", mu=[14.0, 3.0])
+    t = np.array([60.0, 2.0])
+    assert far.cdf(t)[0] == 1.0 and far.cdf_left(t)[0] == 1.0
+    nll = rc.scores_per_row(far, targets=t)["nll"]
+    slope_last = (rc.knots_y_[-1] - rc.knots_y_[-2]) / (rc.knots_x_[-1] - rc.knots_x_[-2])
+    by_hand = -(np.log(slope_last) + stats.poisson.logpmf(60, 14.0))
+    assert nll[0] == pytest.approx(by_hand, rel=1e-12)
+    assert np.isfinite(rc.improvement(d, targets=y)["nll"])
 
 
 def test_quantile_set_scores_are_its_pinball_form() -> None:

@@ -82,7 +82,10 @@ arrays and gets the closed forms):
   recalibrated quantiles stop at the outermost member (or quantile): an
   under-dispersed ensemble is widened only within its members' range;
 * scores: the NLL where the distribution has a density or a mass function
-  (``-log R'(F(y)) - log f(y)``; ``-log(R(F(y)) - R(F(y-)))`` for counts);
+  (``-log R'(F(y)) - log f(y)``, with the mass function for counts whose
+  atom ``[F(y-), F(y)]`` lies within one segment of ``R``, else
+  ``-log(R(F(y)) - R(F(y-)))``; so an atom far in the tail, whose CDF rounds
+  to 1, keeps its finite log mass);
   the CRPS of a continuous family as its own CRPS (closed forms of
   :class:`~calipers.regression.Parametric`) plus the integral of
   ``R(F)**2 - F**2`` below ``y`` and ``(1 - R(F))**2 - (1 - F)**2`` above,
@@ -715,14 +718,20 @@ class QuantileRecalibration(RegressionRecalibrator):
             assert isinstance(view, QuantileSet)
             return {"crps": _crps_quantile_form(view, y, xk, yk)}
         F = view.cdf(y)
+        slope = np.diff(yk) / np.diff(xk)
+        k = np.clip(np.searchsorted(xk, F, side="right") - 1, 0, slope.shape[0] - 1)
+        # on one segment of R the density (or mass) is the slope times the original one
+        nll = -(np.log(slope[k]) + view.logpdf(y))
         if view.is_discrete:
-            mass = np.interp(F, xk, yk) - np.interp(view.cdf_left(y), xk, yk)
-            with np.errstate(divide="ignore"):
-                nll = -np.log(mass)
+            # an atom whose mass spans knots of R: R(F(y)) - R(F(y-)) (no cancellation:
+            # it is at least the mass between the knots inside it)
+            F_left = view.cdf_left(y)
+            k_left = np.searchsorted(xk, F_left, side="right") - 1
+            spans = np.clip(k_left, 0, slope.shape[0] - 1) != k
+            if spans.any():
+                mass = np.interp(F[spans], xk, yk) - np.interp(F_left[spans], xk, yk)
+                nll[spans] = -np.log(mass)
             crps = _crps_counts(view, y, xk, yk)
         else:
-            slope = np.diff(yk) / np.diff(xk)
-            k = np.clip(np.searchsorted(xk, F, side="right") - 1, 0, slope.shape[0] - 1)
-            nll = -(np.log(slope[k]) + view.logpdf(y))
             crps = _crps_continuous(view, y, xk, yk)
         return {"nll": nll, "crps": crps}
