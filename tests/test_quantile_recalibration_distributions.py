@@ -154,6 +154,10 @@ def test_gaussian_distribution_is_the_gaussian_arrays_bit_for_bit() -> None:
         )
         assert rc.scores(G, targets=y) == rc.scores(mu, std=sd, targets=y)
         assert rc.improvement(G, targets=y) == rc.improvement(mu, std=sd, targets=y)
+        # continuous predictions: the PIT is the CDF, nothing is drawn
+        assert np.array_equal(
+            rc.predict_pit(mu, std=sd, targets=y, seed=None), rc.predict_cdf(mu, std=sd, targets=y)
+        )
 
 
 def test_generic_scores_against_the_gaussian_closed_forms() -> None:
