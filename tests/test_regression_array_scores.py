@@ -371,6 +371,24 @@ def test_pinball_loss_hand_values() -> None:
         )
 
 
+def test_homogeneous_quantile_scores_hand_values() -> None:
+    # degree 0: (1{y < z} - alpha) log(z / y); degree 2: (1{y < z} - alpha) (z**2 - y**2) / 2
+    got = pinball_loss_per_row([2.0, 2.0], [1.0, 4.0], level=0.25, degree=0)
+    np.testing.assert_allclose(got, [0.75 * np.log(2), 0.25 * np.log(2)], rtol=1e-15)
+    got = pinball_loss_per_row([2.0, 2.0], [1.0, 4.0], level=0.25, degree=2)
+    np.testing.assert_allclose(got, [0.75 * 1.5, 0.25 * 6.0], rtol=1e-15)
+    got = pinball_loss_per_row([-1.0], [1.0], level=0.5, degree=3)  # odd: any real
+    np.testing.assert_allclose(got, [0.5 * 2 / 3], rtol=1e-15)
+    # degree 1 is the pinball loss, bit for bit
+    rng = _rng(30)
+    z, y = rng.normal(size=20), rng.normal(size=20)
+    np.testing.assert_array_equal(
+        pinball_loss_per_row(z, y, level=0.3, degree=1), pinball_loss_per_row(z, y, level=0.3)
+    )
+    with pytest.raises(CalibrationInputError, match=r"forecasts must be > 0 .* degree 2; row 1"):
+        pinball_loss_per_row([1.0, -1.0], [1.0, 1.0], degree=2)
+
+
 def test_pinball_loss_is_consistent_for_the_quantile() -> None:
     # the mean loss over a sample is smallest at its alpha-quantile
     rng = _rng(13)
@@ -505,6 +523,18 @@ def test_scores_equal_model_diagnostics() -> None:
             rtol=RTOL,
             atol=1e-15,
         )
+        for h in (-1.0, 0.0, 0.5, 2.0, 3.0):  # HomogeneousQuantileScore; 3: any real
+            zz, yy = (zr, yr) if h == 3.0 else (z, y)
+            md = scoring.HomogeneousQuantileScore(degree=h, level=alpha)
+            np.testing.assert_allclose(
+                pinball_loss_per_row(zz, yy, level=alpha, degree=h),
+                md.score_per_obs(yy, zz),
+                rtol=RTOL,
+                atol=1e-15,
+            )
+            assert pinball_loss(
+                zz, yy, level=alpha, degree=h, sample_weight=w[: zz.size]
+            ) == pytest.approx(md(yy, zz, weights=w[: zz.size]), rel=RTOL)
     np.testing.assert_allclose(
         squared_error_per_row(zr, yr), scoring.SquaredError().score_per_obs(yr, zr), rtol=RTOL
     )

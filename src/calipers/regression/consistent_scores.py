@@ -58,7 +58,9 @@ def _pair(forecasts: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 @fill_doc
-def pinball_loss_per_row(forecasts: Any, targets: Any, *, level: float = 0.5) -> np.ndarray:
+def pinball_loss_per_row(
+    forecasts: Any, targets: Any, *, level: float = 0.5, degree: float = 1.0
+) -> np.ndarray:
     """Pinball (check) loss of each quantile forecast, in target units.
 
     ``rho_alpha(y - z) = (1{y < z} - alpha) (z - y)``, i.e. ``alpha (y - z)``
@@ -66,6 +68,14 @@ def pinball_loss_per_row(forecasts: Any, targets: Any, *, level: float = 0.5) ->
     below it: strictly consistent for the ``alpha``-quantile (Koenker &
     Bassett 1978; Gneiting 2011, Theorem 9). At ``level=0.5`` it is half the
     absolute error.
+
+    Another ``degree`` ``h`` gives the homogeneous member of the generalized
+    piecewise linear scores, ``(1{y < z} - alpha) (g(z) - g(y))`` with
+    ``g(x) = x**h / h`` (``log x`` for ``h = 0``; Gneiting 2011, Theorem 9),
+    also consistent for the quantile, normalised as model-diagnostics'
+    ``HomogeneousQuantileScore``: for ``h = 1`` and odd positive integers any
+    real values, otherwise ``y > 0`` and ``z > 0``. Degree 0 scores the
+    relative error of a positive quantity.
 
     Parameters
     ----------
@@ -75,11 +85,13 @@ def pinball_loss_per_row(forecasts: Any, targets: Any, *, level: float = 0.5) ->
     level : float, default 0.5
         The quantile level ``alpha``, strictly inside (0, 1) (scikit-learn's
         ``alpha``, model-diagnostics' ``level``; both default to 0.5).
+    degree : float, default 1.0
+        Degree of homogeneity ``h``; 1 is the pinball loss.
 
     Returns
     -------
     numpy.ndarray
-        ``(n,)`` float64 losses, in target units, all ``>= 0``.
+        ``(n,)`` float64 losses, all ``>= 0`` (in target units for degree 1).
 
     Examples
     --------
@@ -91,15 +103,40 @@ def pinball_loss_per_row(forecasts: Any, targets: Any, *, level: float = 0.5) ->
     [1.8, 0.1]
     """
     alpha = as_level(level)
+    h = _degree(degree)
+    if h is None:
+        raise CalibrationInputError(f"degree must be a number; got {degree!r}")
     z, y = _pair(forecasts, targets)
+    if h != 1.0:
+        return _homogeneous_quantile(z, y, alpha, h)
     u = y - z
     # tau u - min(u, 0): alpha u above the forecast, (alpha - 1) u below it
     return alpha * u - np.minimum(u, 0.0)
 
 
+def _homogeneous_quantile(z: np.ndarray, y: np.ndarray, alpha: float, h: float) -> np.ndarray:
+    """``(1{y < z} - alpha) (g(z) - g(y))`` with ``g(x) = x**h / h`` (``log x`` at ``h = 0``)."""
+    if not (h > 1.0 and h == int(h) and int(h) % 2 == 1):
+        for arr, name in ((y, "targets"), (z, "forecasts")):
+            bad = ~(arr > 0.0)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise CalibrationInputError(
+                    f"{name} must be > 0 for the quantile score of degree {h:g}; row {i} is "
+                    f"{float(arr[i])!r}"
+                )
+    g = np.log(z) - np.log(y) if h == 0.0 else (np.power(z, h) - np.power(y, h)) / h
+    return ((y < z) - alpha) * g
+
+
 @fill_doc
 def pinball_loss(
-    forecasts: Any, targets: Any, *, level: float = 0.5, sample_weight: Any = None
+    forecasts: Any,
+    targets: Any,
+    *,
+    level: float = 0.5,
+    degree: float = 1.0,
+    sample_weight: Any = None,
 ) -> float:
     """Mean pinball loss of quantile forecasts, in target units.
 
@@ -114,12 +151,15 @@ def pinball_loss(
     {targets}
     level : float, default 0.5
         The quantile level, strictly inside (0, 1).
+    degree : float, default 1.0
+        Degree of homogeneity; 1 is the pinball loss (see
+        :func:`pinball_loss_per_row` for the others and their domains).
     {sample_weight}
 
     Returns
     -------
     float
-        Mean loss, in target units.
+        Mean loss, in target units for degree 1.
 
     Examples
     --------
@@ -128,7 +168,9 @@ def pinball_loss(
     0.95
     """
     return weighted_mean(
-        pinball_loss_per_row(forecasts, targets, level=level), sample_weight, "forecasts"
+        pinball_loss_per_row(forecasts, targets, level=level, degree=degree),
+        sample_weight,
+        "forecasts",
     )
 
 
