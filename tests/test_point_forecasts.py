@@ -564,3 +564,29 @@ def test_oracle_model_diagnostics_decompose(name: str, kwargs: dict, md_score: t
         assert d.miscalibration == pytest.approx(t["miscalibration"][0], rel=1e-10, abs=1e-12)
         assert d.discrimination == pytest.approx(t["discrimination"][0], rel=1e-10, abs=1e-12)
         assert d.uncertainty == pytest.approx(t["uncertainty"][0], rel=1e-12, abs=1e-12)
+
+
+def test_expectile_reweighting_equals_block_pooling() -> None:
+    # the fast path (reweighted mean PAV) and the block-by-block PAV with the
+    # exact block expectile give the same fit
+    from calipers.regression import _score_decomposition as sd
+
+    rng = np.random.default_rng(8)
+    for trial in range(20):
+        n = int(rng.integers(1, 200))
+        z, y = _data(100 + trial, n, ties=trial % 2 == 0)
+        w = rng.uniform(0.1, 3.0, n) if trial % 3 == 0 else None
+        level = float(rng.uniform(0.02, 0.98))
+        order = np.argsort(z, kind="stable")
+        zs, ys = z[order], y[order]
+        ws = None if w is None else w[order]
+        new = np.r_[True, zs[1:] != zs[:-1]]
+        starts = np.flatnonzero(new)
+        codes = np.cumsum(new) - 1
+        fast = sd._expectile_by_reweighting(ys, ws, codes, starts.shape[0], level)
+        values, bstart = sd._pav(
+            ys, ws, np.append(starts, n), sd._block_function("expectile", level)
+        )
+        slow = values[np.searchsorted(bstart, starts, side="right") - 1]
+        assert fast is not None
+        np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
