@@ -3,7 +3,8 @@
 Reliability, smooth reliability, calibration-sharpness, class-wise grid or
 top-k bars (:mod:`calipers.diagrams`) of classification predictions; PIT
 histogram, quantile reliability or variance-error diagram of a regression file
-(Gaussian predictions); written atomically to ``--out``.
+(a Gaussian, quantiles, a central interval or samples per row); written
+atomically to ``--out``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,14 @@ from .options import EPILOG, _positive_int
 from .outputs import _info, write_atomic
 from .regression import add_regression_options
 
-#: The diagrams of regression files (Gaussian predictions).
+#: The diagrams of regression files (every kind of regression prediction).
 REGRESSION_KINDS = ("pit", "quantile", "variance")
+#: The kinds of regression prediction each regression diagram draws.
+_REGRESSION_DIAGRAM_INPUTS = {
+    "pit": ("gaussian", "quantiles", "samples"),
+    "quantile": ("gaussian", "quantiles", "interval", "samples"),
+    "variance": ("gaussian", "samples"),
+}
 #: The diagrams of classification files.
 CLASSIFICATION_KINDS = ("reliability", "smooth", "sharpness", "classwise", "top-k")
 
@@ -30,13 +37,28 @@ def _regression_figure(args: argparse.Namespace) -> Any:
     from ..diagrams._style import plain_text
     from .regression import read_regression_models
 
-    ((name, G),) = read_regression_models(args, "diagram")[0]
+    ((name, M),) = read_regression_models(args, "diagram")[0]
     name = plain_text(name)  # a file name, not a formula
+    # a Gaussian file is drawn from its arrays, as before; every other kind from its distribution
+    X = M.gaussian if M.gaussian is not None else M.P
+    allowed = _REGRESSION_DIAGRAM_INPUTS[args.kind]
+    if M.kind not in allowed:
+        why = {
+            "pit": "a central interval states two quantiles, not a distribution function",
+            "variance": "quantiles and intervals state no predicted variance",
+        }[args.kind]
+        raise CalibrationInputError(
+            f"{args.files[0]}: the diagram '{args.kind}' needs "
+            f"{' or '.join(allowed)} predictions and this file holds {M.kind} ({why}); "
+            "its diagrams are "
+            + ", ".join(k for k in REGRESSION_KINDS if M.kind in _REGRESSION_DIAGRAM_INPUTS[k])
+        )
     if args.kind == "pit":
-        return diagrams.pit_histogram_diagram(G, n_bins=min(args.bins, 10), title=name)
+        return diagrams.pit_histogram_diagram(X, n_bins=min(args.bins, 10), title=name)
     if args.kind == "quantile":
-        return diagrams.quantile_reliability_diagram(G, title=name)
-    return diagrams.variance_error_diagram(G, n_bins=min(args.bins, G.n_samples), title=name)
+        levels = None if M.kind != "interval" else [M.level]
+        return diagrams.quantile_reliability_diagram(X, levels=levels, title=name)
+    return diagrams.variance_error_diagram(X, n_bins=min(args.bins, M.n_samples), title=name)
 
 
 def _figure(args: argparse.Namespace) -> Any:
@@ -51,7 +73,7 @@ def _figure(args: argparse.Namespace) -> Any:
             f"{args.files[0]}: the diagram '{args.kind}' is for "
             + ("classification" if regression else "regression")
             + " predictions, and this file holds "
-            + ("regression (Gaussian) predictions" if regression else "classification predictions")
+            + ("regression predictions" if regression else "classification predictions")
             + f"; its diagrams are {', '.join(allowed)}"
         )
     if regression:

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..regression import GaussianPredictions, PITHistogram
+from ..regression import (
+    GaussianPredictions,
+    PITHistogram,
+    PredictiveDistribution,
+    ProbabilisticPredictions,
+    check_gaussian,
+    check_predictive,
+)
 from ..validation import CalibrationInputError
 from ._style import SINGLE_COLUMN, new_figure
 
@@ -43,7 +50,37 @@ def check_recalibrator(recalibrator: Any) -> Any:
     return recalibrator
 
 
-def weights(G: GaussianPredictions) -> np.ndarray:
+#: The predictions a regression diagram draws: Gaussian arrays, or a distribution of any kind.
+Predictions = GaussianPredictions | ProbabilisticPredictions
+
+
+def checked_predictions(
+    mean: Any, variance: Any, std: Any, targets: Any, sample_weight: Any
+) -> Predictions:
+    """The diagrams' one input check: Gaussian arrays (or ``GaussianPredictions``) by
+    :func:`calipers.regression.check_gaussian`, as before; a
+    :class:`~calipers.regression.PredictiveDistribution` of any kind (or
+    ``ProbabilisticPredictions``) by :func:`calipers.regression.check_predictive`."""
+    if isinstance(mean, PredictiveDistribution | ProbabilisticPredictions):
+        if variance is not None or std is not None:
+            raise CalibrationInputError(
+                f"variance= and std= are for a Gaussian given by its means; a "
+                f"{type(mean).__name__} states its own spread"
+            )
+        return check_predictive(mean, targets=targets, sample_weight=sample_weight)
+    return check_gaussian(
+        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
+    )
+
+
+def _first(G: Predictions) -> tuple[Any, dict[str, Any]]:
+    """The recalibrators' first argument (and spread) for ``G``."""
+    if isinstance(G, GaussianPredictions):
+        return G.mean, {"variance": G.variance}
+    return G.distribution, {}
+
+
+def weights(G: Predictions) -> np.ndarray:
     """Row weights of ``G`` (ones when it has none)."""
     return np.ones(G.n_samples) if G.sample_weight is None else G.sample_weight
 
@@ -63,10 +100,11 @@ def _check_output(values: Any, n: int, what: str) -> np.ndarray:
     return a
 
 
-def recalibrated_pit(recalibrator: Any, G: GaussianPredictions) -> np.ndarray:
+def recalibrated_pit(recalibrator: Any, G: Predictions) -> np.ndarray:
     """PIT values ``F'_i(y_i)`` of the recalibrated predictions (``predict_cdf``)."""
+    first, spread = _first(G)
     u = _check_output(
-        recalibrator.predict_cdf(G.mean, variance=G.variance, targets=G.targets),
+        recalibrator.predict_cdf(first, targets=G.targets, **spread),
         G.n_samples,
         "predict_cdf",
     )
@@ -94,14 +132,13 @@ def histogram_of_pit(u: np.ndarray, w: np.ndarray, n_bins: int) -> PITHistogram:
     )
 
 
-def recalibrated_coverage(
-    recalibrator: Any, G: GaussianPredictions, levels: np.ndarray
-) -> np.ndarray:
+def recalibrated_coverage(recalibrator: Any, G: Predictions, levels: np.ndarray) -> np.ndarray:
     """Weighted fraction of targets inside the recalibrated central interval of each level."""
     w = weights(G)
+    first, spread = _first(G)
     out = np.empty(levels.shape[0])
     for j, p in enumerate(levels):
-        lo, hi = recalibrator.predict_interval(G.mean, variance=G.variance, level=float(p))
+        lo, hi = recalibrator.predict_interval(first, level=float(p), **spread)
         lo = _check_output(lo, G.n_samples, "predict_interval lower ends")
         hi = _check_output(hi, G.n_samples, "predict_interval upper ends")
         inside = (G.targets >= lo) & (G.targets <= hi)
@@ -109,7 +146,7 @@ def recalibrated_coverage(
     return out
 
 
-def recalibrated_variance(recalibrator: Any, G: GaussianPredictions) -> np.ndarray:
+def recalibrated_variance(recalibrator: Any, G: Predictions) -> np.ndarray:
     """Recalibrated predicted variances; a CalibrationInputError when the recalibrated
     distribution is not Gaussian (``recalibrator.gaussian`` false)."""
     if not getattr(recalibrator, "gaussian", False) or not callable(
@@ -119,8 +156,9 @@ def recalibrated_variance(recalibrator: Any, G: GaussianPredictions) -> np.ndarr
             f"{type(recalibrator).__name__} does not predict a Gaussian distribution "
             "(its gaussian attribute is not True), so it has no predicted variance to draw"
         )
+    first, spread = _first(G)
     var = _check_output(
-        recalibrator.predict_variance(G.mean, variance=G.variance), G.n_samples, "predict_variance"
+        recalibrator.predict_variance(first, **spread), G.n_samples, "predict_variance"
     )
     if np.any(var <= 0):
         raise CalibrationInputError("the recalibrator's predict_variance returned a value <= 0")

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..regression import PITHistogram, check_gaussian, pit_histogram
+from ..regression import PITHistogram, pit_histogram
 from ..regression.inputs import spread_by_name
 from ..validation import check_size
 from ._regression import (
     check_recalibrator,
+    checked_predictions,
     effective_n,
     figure_and_axes,
     histogram_of_pit,
@@ -303,9 +304,7 @@ def pit_histogram_diagram_data(
     (500.0, 500.0)
     """
     B = check_size(n_bins, "n_bins", "MAX_BINS")
-    G = check_gaussian(
-        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
-    )
+    G = checked_predictions(mean, variance, std, targets, sample_weight)
     before = pit_histogram(G, n_bins=B)
     w = weights(G)
     after: PITHistogram | None = None

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..regression import check_gaussian, quantile_calibration
+from ..regression import quantile_calibration
 from ..regression.inputs import spread_by_name
 from ._regression import (
     check_recalibrator,
+    checked_predictions,
     effective_n,
     figure_and_axes,
     recalibrated_coverage,
@@ -266,9 +267,7 @@ def quantile_reliability_diagram_data(
     """
     from scipy.stats import binom
 
-    G = check_gaussian(
-        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
-    )
+    G = checked_predictions(mean, variance, std, targets, sample_weight)
     q = quantile_calibration(G, levels=levels)
     after = None
     if recalibrator is not None:

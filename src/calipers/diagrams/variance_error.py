@@ -17,9 +17,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._docstrings import fill_doc
-from ..regression import VarianceCalibration, check_gaussian, variance_calibration
+from ..regression import GaussianPredictions, VarianceCalibration, variance_calibration
 from ..regression.inputs import spread_by_name
-from ._regression import check_recalibrator, figure_and_axes, recalibrated_variance
+from ._regression import (
+    check_recalibrator,
+    checked_predictions,
+    figure_and_axes,
+    recalibrated_variance,
+)
 from ._style import (
     BAR_COLOR,
     IDEAL_COLOR,
@@ -280,15 +285,14 @@ def variance_error_diagram_data(
     >>> bool(np.all((ratio > 1.7) & (ratio < 2.3)))   # errors twice the spread
     True
     """
-    G = check_gaussian(
-        mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
-    )
+    G = checked_predictions(mean, variance, std, targets, sample_weight)
     before = variance_calibration(G, n_bins=n_bins)
     after: VarianceCalibration | None = None
     if recalibrator is not None:
         var2 = recalibrated_variance(check_recalibrator(recalibrator), G)
+        mu = G.mean if isinstance(G, GaussianPredictions) else G.distribution.mean()
         after = variance_calibration(
-            G.mean, variance=var2, targets=G.targets, sample_weight=G.sample_weight, n_bins=n_bins
+            mu, variance=var2, targets=G.targets, sample_weight=G.sample_weight, n_bins=n_bins
         )
     sets = [before] if after is None else [before, after]
     values = np.concatenate([np.concatenate([v.bin_rmv, v.bin_rmse]) for v in sets])

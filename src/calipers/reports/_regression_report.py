@@ -53,23 +53,29 @@ CDF (``scores``, ``predict_cdf``, ``predict_interval``).
 
 from __future__ import annotations
 
+import functools
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..regression import (
     GaussianPredictions,
+    PredictiveDistribution,
+    ProbabilisticPredictions,
     check_gaussian,
+    check_predictive,
     crps_gaussian,
     crps_gaussian_per_row,
+    crps_per_row,
     dawid_sebastiani,
     dawid_sebastiani_per_row,
     gaussian_nll,
     gaussian_nll_per_row,
     interval_coverage_error,
+    log_score_per_row,
     pit_histogram,
     quantile_calibration,
     variance_calibration,
@@ -108,19 +114,44 @@ _INTRO = (
 )
 
 
+#: A model's test or calibration rows: Gaussian arrays, or a distribution of any kind.
+Model = GaussianPredictions | ProbabilisticPredictions
+
 #: The keys of a model's dict in :func:`regression_report`: the keywords of check_gaussian.
 _MODEL_KEYS = ("mean", "variance", "std", "targets", "sample_weight")
 
 
-def _as_gaussian(name: str, value: Any, what: str) -> GaussianPredictions:
-    """A model's dict (mean, variance or std, targets, sample_weight) or GaussianPredictions.
+def _as_gaussian(name: str, value: Any, what: str) -> Model:
+    """A model's dict (mean, variance or std, targets, sample_weight) or GaussianPredictions;
+    or predictions of any kind (ProbabilisticPredictions, or a dict with a ``distribution``).
 
     The spread must be named (``"variance"`` or ``"std"``): a tuple cannot say
     which one its second item is, and a standard deviation read as a variance
     gives wrong scores silently, so tuples are refused.
     """
-    if isinstance(value, GaussianPredictions):
+    if isinstance(value, GaussianPredictions | ProbabilisticPredictions):
         return value
+    if isinstance(value, PredictiveDistribution):
+        raise CalibrationInputError(
+            f"{what} of model {name!r}: a {type(value).__name__} holds no targets; give "
+            "calipers.regression.check_predictive(distribution, targets=y) (a "
+            "ProbabilisticPredictions) or a dict {'distribution': d, 'targets': y}"
+        )
+    if isinstance(value, Mapping) and "distribution" in value:
+        extra = [k for k in value if k not in ("distribution", "targets", "sample_weight")]
+        if extra:
+            raise CalibrationInputError(
+                f"{what} of model {name!r}: unknown key(s) {', '.join(map(repr, extra))} beside "
+                "'distribution'; the keys are 'distribution', 'targets', 'sample_weight'"
+            )
+        try:
+            return check_predictive(
+                value["distribution"],
+                targets=value.get("targets"),
+                sample_weight=value.get("sample_weight"),
+            )
+        except CalibrationInputError as exc:
+            raise CalibrationInputError(f"{what} of model {name!r}: {exc}") from None
     if hasattr(value, "as_kwargs") and callable(value.as_kwargs):  # a calipers.io.RegressionFile
         value = value.as_kwargs()
     example = (
@@ -206,9 +237,54 @@ def _gaussian_row(
     return m
 
 
+def _first(G: Model) -> tuple[Any, dict[str, Any]]:
+    """A recalibrator's first argument (and spread) for ``G``: the Gaussian's means and
+    variances, as before, or the distribution."""
+    if isinstance(G, GaussianPredictions):
+        return G.mean, {"variance": G.variance}
+    return G.distribution, {}
+
+
+def _has_density(P: ProbabilisticPredictions) -> bool:
+    return P.distribution.kind in ("gaussian", "parametric")
+
+
+def _distribution_row(
+    P: ProbabilisticPredictions, n_bins: int, with_skce: bool
+) -> dict[str, float]:
+    """The columns of a predictive distribution of any kind (NaN where one does not apply)."""
+    d = P.distribution
+    m = dict.fromkeys(_COLUMNS[:9], math.nan)
+    if _has_density(P):
+        m["nll"] = P.weighted_mean(log_score_per_row(P))
+    m["crps"] = P.weighted_mean(crps_per_row(P))
+    m["pit_ks"] = pit_histogram(P).ks_statistic
+    m["interval_ce"] = interval_coverage_error(P)
+    if d.variance() is not None:
+        v = variance_calibration(P, n_bins=n_bins)
+        m.update(ence=v.ence, mse_over_avg_var=v.mse_over_avg_var, se_var_ratio=v.se_var_ratio)
+    if not with_skce:
+        del m["skce"]
+    return {k: float(x) for k, x in m.items()}
+
+
+def _not_gaussian_note(P: ProbabilisticPredictions, with_skce: bool) -> str:
+    d = P.distribution
+    missing = ["DSS"] + ([] if _has_density(P) else ["NLL"])
+    if d.variance() is None:
+        missing += ["ENCE", "MSE/AvgVar", "SE/Var ratio"]
+    missing += ["SKCE"] if with_skce else []
+    return (
+        f"the predictions are a {type(d).__name__} ({d.kind}), not Gaussian arrays: "
+        + ", ".join(missing)
+        + " are nan (no density, mean-variance score, variance or Gaussian kernel); CRPS, PIT "
+        "and coverage come from its own distribution function"
+    )
+
+
 def _recalibrated_row(
     rc: Any,
-    G: GaussianPredictions,
+    G: Model,
     n_bins: int,
     skce_rows: np.ndarray | None,
     with_skce: bool,
@@ -217,21 +293,20 @@ def _recalibrated_row(
     """The columns after the fitted recalibrator ``rc`` on the test rows ``G``, and notes."""
     from ..diagrams._regression import histogram_of_pit, recalibrated_coverage, recalibrated_pit
 
-    if getattr(rc, "gaussian", False):
+    first, spread = _first(G)
+    if getattr(rc, "gaussian", False) and isinstance(G, GaussianPredictions):
         var = np.asarray(rc.predict_variance(G.mean, variance=G.variance), dtype=np.float64)
         G2 = check_gaussian(G.mean, variance=var, targets=G.targets, sample_weight=G.sample_weight)
         m = _gaussian_row(G2, n_bins, skce_rows, with_skce, length_scale)
         notes: list[str] = []
     else:
         w = np.ones(G.n_samples) if G.sample_weight is None else G.sample_weight
-        sc = rc.scores(
-            G.mean, variance=G.variance, targets=G.targets, sample_weight=G.sample_weight
-        )
+        sc = rc.scores(first, targets=G.targets, sample_weight=G.sample_weight, **spread)
         levels = quantile_calibration(G).levels
         cov = recalibrated_coverage(rc, G, levels)
         m = {
-            "nll": float(sc["nll"]),
-            "dss": float(sc["dss"]),
+            "nll": float(sc.get("nll", math.nan)),
+            "dss": float(sc.get("dss", math.nan)),
             "crps": float(sc["crps"]),
             "pit_ks": histogram_of_pit(recalibrated_pit(rc, G), w, 10).ks_statistic,
             "interval_ce": float(np.mean(np.abs(cov - levels))),
@@ -243,11 +318,15 @@ def _recalibrated_row(
             "the recalibrated distribution is not Gaussian (no predicted variance): "
             "ENCE, MSE/AvgVar, SE/Var ratio" + (" and SKCE" if with_skce else "") + " are nan"
         ]
-    imp = rc.improvement(
-        G.mean, variance=G.variance, targets=G.targets, sample_weight=G.sample_weight
-    )
+        if isinstance(G, ProbabilisticPredictions) and G.distribution.kind == "samples":
+            notes.append(
+                "ΔCRPS and its paired interval compare the recalibrator's CRPS before and after, "
+                "both of the ensemble read as the quantile set of its sorted members; the "
+                "uncalibrated row's CRPS is the ensemble estimator, a different number"
+            )
+    imp = rc.improvement(first, targets=G.targets, sample_weight=G.sample_weight, **spread)
     for k in ("nll", "dss", "crps"):
-        m[f"{k}_improvement"] = float(imp[k])
+        m[f"{k}_improvement"] = float(imp.get(k, math.nan))
     return m, notes
 
 
@@ -258,13 +337,34 @@ _PER_ROW = {
 }
 
 
-def _differences(rc: Any, G: GaussianPredictions) -> dict[str, tuple[float, float, float]]:
-    """Per score: (after - before, low, high), the 95 % paired t-interval over the test rows."""
-    after = rc.scores_per_row(G.mean, variance=G.variance, targets=G.targets)
+def _differences(rc: Any, G: Model) -> dict[str, tuple[float, float, float]]:
+    """Per score: (after - before, low, high), the 95 % paired t-interval over the test rows
+    (the scores both sides have: NLL, DSS and CRPS of a Gaussian; CRPS, and NLL where a
+    density exists, of other kinds)."""
+    first, spread = _first(G)
+    after = rc.scores_per_row(first, targets=G.targets, **spread)
     out = {}
-    for k, per_row in _PER_ROW.items():
-        before = per_row(G.mean, variance=G.variance, targets=G.targets)
-        out[k] = _paired_t(after[k] - before, G.sample_weight)
+    if isinstance(G, GaussianPredictions):
+        for k, per_row in _PER_ROW.items():
+            before = per_row(G.mean, variance=G.variance, targets=G.targets)
+            out[k] = _paired_t(after[k] - before, G.sample_weight)
+        return out
+    own = getattr(rc, "_score_rows_distribution", None)
+    if callable(own):
+        # the recalibrator's own score of the distribution before it (the identity map), the
+        # same computation as its scores after and its improvement: for an ensemble this is
+        # the quantile-set form of its sorted members, not the ensemble CRPS estimator
+        rows_before = own(G.distribution, G.targets, identity=True)
+        befores: dict[str, Callable[[], np.ndarray]] = {
+            k: functools.partial(np.asarray, v, dtype=np.float64) for k, v in rows_before.items()
+        }
+    else:
+        befores = {"crps": lambda: crps_per_row(G)}
+        if _has_density(G):
+            befores["nll"] = lambda: log_score_per_row(G)
+    for k, score in befores.items():
+        if k in after:
+            out[k] = _paired_t(np.asarray(after[k], dtype=np.float64) - score(), G.sample_weight)
     return out
 
 
@@ -272,7 +372,7 @@ def _flags(base: ReportRow, row: ReportRow) -> list[str]:
     """The report's warnings for a recalibrated row (Chidambaram & Ge (2024) §3).
 
     A score counts as worse only when its paired interval lies above 0."""
-    worse = [k for k in _PER_ROW if row.differences[k][1] > 0]
+    worse = [k for k in _PER_ROW if k in row.differences and row.differences[k][1] > 0]
     if not worse:
         return []
     what = "; ".join(_diff_text(k, base, row) for k in worse)
@@ -435,10 +535,13 @@ def regression_report(
     figs: dict[str, bytes] = {}
     subsampled = False
     scales: list[str] = []
+    kinds: set[str] = set()  # the kinds of the models that are not Gaussian arrays
+    gaussians = False
     if skce_length_scale is not None:
         skce_length_scale = check_positive(skce_length_scale, "skce_length_scale")
     for mi, (name, value) in enumerate(models.items()):
         G = _as_gaussian(name, value, "test predictions")
+        gaussians |= isinstance(G, GaussianPredictions)
         if B > G.n_samples:
             raise CalibrationInputError(
                 f"n_bins must be at most the number of test rows; model {name!r} has "
@@ -455,10 +558,16 @@ def regression_report(
         if ls is None:
             ls = float(np.std(G.targets)) if np.ptp(G.targets) > 0 else 1.0
         scales.append(f"{name}: {ls:.4g}")
-        metrics = _gaussian_row(G, B, skce_rows, with_skce, ls)
+        if isinstance(G, GaussianPredictions):
+            metrics = _gaussian_row(G, B, skce_rows, with_skce, ls)
+            base_flags: list[str] = []
+        else:
+            metrics = _distribution_row(G, B, with_skce)
+            base_flags = [_not_gaussian_note(G, with_skce)]
+            kinds.add(f"{type(G.distribution).__name__} ({G.distribution.kind})")
         metrics.update(dict.fromkeys((c for c in columns if c in _IMPROVEMENTS), math.nan))
         base_index = len(rows)
-        rows.append(ReportRow(str(name), UNCALIBRATED, G.n_samples, metrics))
+        rows.append(ReportRow(str(name), UNCALIBRATED, G.n_samples, metrics, flags=base_flags))
         if figures:
             figs.update(_figures(str(name), UNCALIBRATED, G, None, B))
         if not recalibrators:
@@ -469,8 +578,9 @@ def regression_report(
         for rc in recalibrators:
             method = type(rc).__name__
             try:
+                c_first, c_spread = _first(C)
                 fitted = type(rc)(**rc.get_params()).fit(
-                    C.mean, variance=C.variance, targets=C.targets, sample_weight=C.sample_weight
+                    c_first, targets=C.targets, sample_weight=C.sample_weight, **c_spread
                 )
             except CalibrationInputError as exc:
                 rows.append(
@@ -491,7 +601,10 @@ def regression_report(
             if figures:
                 figs.update(_figures(str(name), method, G, fitted, B))
     settings: dict[str, Any] = {
-        "predictions": "Gaussian N(mean, variance) per row",
+        "predictions": "Gaussian N(mean, variance) per row"
+        if not kinds
+        else "per row: "
+        + ", ".join(sorted(kinds | ({"Gaussian N(mean, variance)"} if gaussians else set()))),
         "nll": "Gaussian negative log-likelihood, nats; DSS and CRPS as means over rows "
         "(weighted by sample_weight)",
         "pit_ks": "Kolmogorov-Smirnov distance of the PIT values from uniform",
@@ -527,9 +640,7 @@ def regression_report(
     return Report(rows, settings, columns=columns, figures=figs, intro=_INTRO)
 
 
-def _figures(
-    model: str, method: str, G: GaussianPredictions, rc: Any, n_bins: int
-) -> dict[str, bytes]:
+def _figures(model: str, method: str, G: Model, rc: Any, n_bins: int) -> dict[str, bytes]:
     """The three diagrams of one row as PNG bytes, keyed ``model__method__kind``."""
     import matplotlib.pyplot as plt
 
@@ -544,7 +655,8 @@ def _figures(
         "pit": pit_histogram_diagram,
         "quantile": quantile_reliability_diagram,
     }
-    if rc is None or getattr(rc, "gaussian", False):
+    has_variance = isinstance(G, GaussianPredictions) or G.distribution.variance() is not None
+    if has_variance and (rc is None or getattr(rc, "gaussian", False)):
         makers["variance"] = lambda G_, **kw: variance_error_diagram(G_, n_bins=n_bins, **kw)
     out = {}
     for kind, make in makers.items():
