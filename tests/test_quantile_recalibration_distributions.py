@@ -214,6 +214,23 @@ def test_count_scores_by_brute_force() -> None:
     np.testing.assert_allclose(before["crps"], sub.crps(t), rtol=1e-9)
 
 
+def test_count_crps_of_outlying_targets_without_a_loop_over_them() -> None:
+    """Targets 1e9 and -1e9 away: the window sum plus the length beyond it (closed form check)."""
+    d, y = _poisson()
+    rc = QuantileRecalibration().fit(d, targets=y, seed=1)
+    P = Parametric("poisson", mu=[5.0, 5.0, 5.0])
+    t = np.array([1e9, -1e9, 3.5])
+    before = rc._score_rows_distribution(P, t, identity=True)["crps"]
+    np.testing.assert_allclose(before, P.crps(t), rtol=1e-12)
+    after = rc.scores_per_row(P, targets=t)["crps"]
+    # far above: every unit below the target up to the support's end counts (F' = 1 there)
+    k = np.arange(0, 200, dtype=float)
+    Fk = np.interp(stats.poisson.cdf(k, 5.0), rc.knots_x_, rc.knots_y_)
+    by_hand_up = float(np.sum(Fk**2)) + (1e9 - 200.0)
+    by_hand_down = float(np.sum((1.0 - Fk) ** 2)) + 1e9  # [-1e9, 0): (1 - 0)**2
+    np.testing.assert_allclose(after[:2], [by_hand_up, by_hand_down], rtol=1e-14)
+
+
 def test_count_nll_is_finite_far_in_the_tail() -> None:
     """A count whose CDF rounds to 1 on both sides keeps its log mass (it was inf - inf)."""
     d, y = _poisson()

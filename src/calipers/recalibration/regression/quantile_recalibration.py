@@ -94,7 +94,8 @@ arrays and gets the closed forms):
   CRPS within 5e-6 relative, each row within 2e-4 relative, the largest errors for targets
   several standard deviations out, where the kinks of ``R`` sit far from
   ``y``); of a count distribution as the exact sum over
-  the integers (up to the 1e-13 tails); of a quantile set (or an ensemble
+  the integers (up to the 1e-13 tails of the recalibrated distribution; a
+  target beyond them adds its distance, not a loop over it); of a quantile set (or an ensemble
   read as one) as the quantile-averaged pinball form at the set's own
   levels, ``(2 / m) sum_j rho_tau_j(y - F^-1(R^-1(tau_j)))``, the form
   :meth:`calipers.regression.QuantileSet.crps` scores the set by. No DSS
@@ -533,17 +534,22 @@ def _crps_counts(
 
     ``F'`` is constant on ``[k, k + 1)``, so ``int (F'(x) - 1{x >= y})**2 dx``
     is the sum over ``k`` of ``F'(k)**2 (length below y) + (1 - F'(k))**2
-    (length above y)`` on that unit interval, exact up to the terms beyond the
-    ``1e-13`` and ``1 - 1e-13`` quantiles (each below ``1e-26`` times the slope of ``R``
-    squared, per unit).
+    (length above y)`` on that unit interval. The sum runs over the window
+    ``[a, b]`` from the ``1e-13`` to the ``1 - 1e-13`` quantile of the
+    recalibrated distribution of each row (one unit wider); outside it ``F'``
+    is within ``1e-13`` of 0 or 1, so the rest is the length of the target's side beyond the
+    window, ``max(0, a - y) + max(0, y - b - 1)``. The loop length is the
+    width of the distribution, whatever the target (an outlying target adds
+    one term, not one per unit).
     """
-    lo = np.minimum(view.quantile(_COUNT_TAIL), np.floor(y)) - 1.0
-    hi = np.maximum(view.quantile(1.0 - _COUNT_TAIL), np.floor(y)) + 1.0
-    total = np.zeros(y.shape[0])
-    span = int(np.max(hi - lo)) + 1
+    s_lo, s_hi = _inverse_map(xk, yk, np.array([_COUNT_TAIL, 1.0 - _COUNT_TAIL]))
+    a = np.floor(view.quantile(float(s_lo))) - 1.0
+    b = np.floor(view.quantile(float(s_hi))) + 1.0
+    total = np.maximum(a - y, 0.0) + np.maximum(y - (b + 1.0), 0.0)
+    span = int(np.max(b - a)) + 1
     for j in range(span):
-        k = lo + j
-        inside = k <= hi
+        k = a + j
+        inside = k <= b
         Fk = np.interp(view.cdf(k), xk, yk)
         below = np.clip(y - k, 0.0, 1.0)  # the part of [k, k + 1) below y
         total += np.where(inside, Fk * Fk * below + (1.0 - Fk) ** 2 * (1.0 - below), 0.0)
