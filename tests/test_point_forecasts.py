@@ -590,3 +590,33 @@ def test_expectile_reweighting_equals_block_pooling() -> None:
         slow = values[np.searchsorted(bstart, starts, side="right") - 1]
         assert fast is not None
         np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
+
+
+def test_predictive_distributions_give_their_functional() -> None:
+    from scipy.stats import norm
+
+    from calipers.regression import Gaussian, QuantileSet, SampleEnsemble
+
+    mu = np.array([0.0, 1.0, 2.0])
+    sd = np.array([1.0, 2.0, 0.5])
+    y = np.array([0.5, 0.0, 3.0])
+    G = Gaussian(mu, std=sd)
+    np.testing.assert_array_equal(identification_function(G, y), mu - y)
+    q = mu + sd * norm.ppf(0.9)
+    np.testing.assert_allclose(
+        identification_function(G, y, functional="quantile", level=0.9),
+        (q >= y) - 0.9,
+    )
+    b = bias(G, y, functional="median")
+    assert b.bias == pytest.approx(np.mean((mu >= y) - 0.5))
+    Q = QuantileSet([0.1, 0.5, 0.9], np.array([[-1.0, 0.0, 1.0], [0.0, 1.0, 2.0], [1.0, 2.0, 3.0]]))
+    np.testing.assert_array_equal(
+        isotonic_recalibration(Q, y, functional="median"),
+        isotonic_recalibration([0.0, 1.0, 2.0], y, functional="median"),
+    )
+    with pytest.raises(CalibrationInputError, match="has no mean"):
+        bias(Q, y)
+    with pytest.raises(CalibrationInputError, match="expectile of a predictive distribution"):
+        bias(G, y, functional="expectile", level=0.3)
+    S = SampleEnsemble(np.array([[0.0, 2.0], [1.0, 3.0], [5.0, 7.0]]))
+    np.testing.assert_allclose(identification_function(S, y), [1.0 - 0.5, 2.0, 6.0 - 3.0])

@@ -41,6 +41,7 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, check_sample_weight, check_size
+from .distributions import PredictiveDistribution
 from .inputs import _as_1d_float
 
 __all__ = [
@@ -188,9 +189,12 @@ def check_point_forecast(
 
     Parameters
     ----------
-    forecasts : array-like or torch.Tensor of shape (n,), or PointForecasts
-        Forecasts of the functional, in target units. A :class:`PointForecasts`
-        is returned as it is (every other argument must then be left out).
+    forecasts : array-like or torch.Tensor of shape (n,), PredictiveDistribution or PointForecasts
+        Forecasts of the functional, in target units. A
+        :class:`~calipers.regression.PredictiveDistribution` gives its mean
+        (``functional="mean"``) or its quantile at the level (``"median"``,
+        ``"quantile"``) as the point forecast. A :class:`PointForecasts` is
+        returned as it is (every other argument must then be left out).
     {targets}
         NumPy, lists or PyTorch tensors. Required.
     functional : {"mean", "median", "quantile", "expectile"}, default "mean"
@@ -221,6 +225,10 @@ def check_point_forecast(
     >>> P = check_point_forecast([0.5, 1.5], [1.0, 1.0], functional="quantile", level=0.9)
     >>> P.forecasts.dtype, P.level
     (dtype('float64'), 0.9)
+    >>> from calipers.regression import Gaussian
+    >>> G = Gaussian([0.0, 1.0], std=[1.0, 1.0])
+    >>> check_point_forecast(G, [0.0, 0.0], functional="quantile", level=0.5).forecasts.tolist()
+    [0.0, 1.0]
     >>> check_point_forecast([0.5], [1.0], functional="quantile")
     Traceback (most recent call last):
     ...
@@ -241,6 +249,8 @@ def check_point_forecast(
     func, lev = check_functional(functional, level)
     if targets is None:
         raise CalibrationInputError("targets is required (the observed values, one per row)")
+    if isinstance(forecasts, PredictiveDistribution):
+        forecasts = _functional_of(forecasts, func, lev)
     z = _as_1d_float(forecasts, "forecasts")
     y = _as_1d_float(targets, "targets")
     if z.shape[0] != y.shape[0]:
@@ -252,6 +262,26 @@ def check_point_forecast(
         raise CalibrationInputError("forecasts is empty; at least one row is needed")
     w = check_sample_weight(sample_weight, z.shape[0], rows_of="forecasts")
     return PointForecasts(z, y, func, lev, w)
+
+
+def _functional_of(
+    dist: PredictiveDistribution, functional: str, level: float | None
+) -> np.ndarray:
+    """The named functional of each row of a predictive distribution."""
+    if functional == "mean":
+        m = dist.mean()
+        if m is None:
+            raise CalibrationInputError(
+                f"forecasts is a {type(dist).__name__} ({dist.kind}), which has no mean; pass "
+                "functional='median' or functional='quantile' with a level"
+            )
+        return m
+    if functional == "expectile":
+        raise CalibrationInputError(
+            "the expectile of a predictive distribution is not computed; pass the expectile "
+            "forecasts as an array, or functional='mean', 'median' or 'quantile'"
+        )
+    return dist.quantile(float(level))  # type: ignore[arg-type]
 
 
 def _identification(P: PointForecasts) -> np.ndarray:
