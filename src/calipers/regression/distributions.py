@@ -14,7 +14,7 @@ forms, and each form is one class here, all with the same interface
   (Gneiting et al. 2005; Baran & Lerch 2015; Wei & Held 2014);
 * :class:`QuantileSet` -- predicted quantiles at fixed levels (quantile
   regression, gradient boosting with a quantile objective), with the
-  rearrangement of crossing quantiles of Chernozhukov, Fernandez-Val &
+  rearrangement of crossing quantiles of Chernozhukov, Fernández-Val &
   Galichon 2010; :func:`central_interval` builds one from interval bounds;
 * :class:`SampleEnsemble` -- members or draws per row (deep ensembles,
   MC dropout, posterior predictive draws, weather ensembles).
@@ -495,8 +495,8 @@ class Parametric(PredictiveDistribution):
 
     Any other frozen scipy.stats distribution is read by :meth:`from_scipy`.
     The CRPS is in closed form for every named family: normal (Gneiting et
-    al. 2005), Student t, Laplace and logistic (Jordan, Krueger & Lerch
-    2019), log-normal (Baran & Lerch 2015), gamma (Scheuerer & Moeller 2015),
+    al. 2005), Student t, Laplace and logistic (Jordan, Krüger & Lerch
+    2019), log-normal (Baran & Lerch 2015), gamma (Scheuerer & Möller 2015),
     Poisson and negative binomial (Wei & Held 2014); the formulas are those
     of scoringrules. The Student t needs ``df > 1`` for a finite CRPS.
     Poisson and negative binomial are discrete: :meth:`cdf_left` is
@@ -1010,7 +1010,7 @@ class QuantileSet(PredictiveDistribution):
         (crossing quantiles, common with separately fitted quantile models):
         ``"raise"`` refuses it, naming the row and the levels; ``"sort"``
         sorts every row, the monotone rearrangement of Chernozhukov,
-        Fernandez-Val & Galichon 2010, which never moves a quantile set
+        Fernández-Val & Galichon 2010, which never moves a quantile set
         further from the truth in any Lp norm.
 
     Examples
