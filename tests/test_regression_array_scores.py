@@ -674,3 +674,68 @@ def test_interval_scores_equal_scoringrules() -> None:
     np.testing.assert_allclose(
         peer - 0.5 * Q[:, 2] / 2.5, ours - median_term, rtol=RTOL, atol=1e-14
     )
+
+
+# ---------------------------------------------------------------- extremes, tensors, empties
+
+
+def test_huge_values_give_the_score_not_nan() -> None:
+    # the linear scores are homogeneous of degree 1: S(x, y) = 2**100 S(x / 2**100, y / 2**100);
+    # where an intermediate overflows (x - y, a sum of k terms) the row is recomputed scaled
+    X = np.array([[1e308, -1e308, 5e307], [0.0, 1.0, 2.0]])
+    y = np.array([-1.5e308, 1.0])
+    s = 2.0**100
+    for kw in ({}, {"estimator": "fair"}, {"member_weights": [[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]]}):
+        got = crps_ensemble_per_row(X, y, **kw)
+        want = crps_ensemble_per_row(X / s, y / s, **kw) * s
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+        tame = X.copy()
+        tame[0] = [3.0, 1.0, 2.0]
+        assert got[1] == crps_ensemble_per_row(tame, y * [0.0, 1.0], **kw)[1]  # rows untouched
+    Q = np.sort(X, axis=1)
+    for f in (crps_quantiles_per_row, weighted_interval_score_per_row):
+        got = f([0.1, 0.5, 0.9], Q, y)
+        np.testing.assert_allclose(got, f([0.1, 0.5, 0.9], Q / s, y / s) * s, rtol=1e-14)
+    # a representable score whose intermediate overflows
+    assert pinball_loss_per_row([-1e308], [1e308], level=0.4).tolist() == pytest.approx([8e307])
+    got = interval_score_per_row([-1e308], [1e308], [0.0], level=0.5)
+    assert got.tolist() == pytest.approx([2e308 / 2]) or got.tolist() == [np.inf]
+    # a score beyond the float range is inf, not NaN
+    assert interval_score_per_row([-1e307], [1e307], [-1e308], level=0.5).tolist() == [np.inf]
+    assert pinball_loss_per_row([-1e308], [1e308], level=0.9).tolist() == [np.inf]
+
+
+def test_tensors_and_float32_everywhere() -> None:
+    torch = pytest.importorskip("torch")
+    rng = _rng(31)
+    z, y = rng.normal(size=8), rng.normal(size=8)
+    tz, ty = torch.tensor(z, dtype=torch.float32), torch.tensor(y, dtype=torch.bfloat16)
+    z32 = z.astype(np.float32).astype(np.float64)
+    y16 = ty.float().numpy().astype(np.float64)
+    for f, kw in [
+        (pinball_loss_per_row, {"level": 0.3}),
+        (squared_error_per_row, {}),
+        (bregman_score_per_row, {"phi": 3.0}),
+        (expectile_score_per_row, {"level": 0.7}),
+    ]:
+        got = f(tz, ty, **kw)
+        assert isinstance(got, np.ndarray) and got.dtype == np.float64
+        np.testing.assert_allclose(got, f(z32, y16, **kw), rtol=RTOL)
+    lo, hi = torch.tensor(z - 1.0), torch.tensor(z + 1.0)
+    np.testing.assert_allclose(
+        interval_score_per_row(lo, hi, torch.tensor(y), level=0.8),
+        interval_score_per_row(z - 1.0, z + 1.0, y, level=0.8),
+        rtol=RTOL,
+    )
+    assert interval_coverage(lo, hi, torch.tensor(y)) == interval_coverage(z - 1, z + 1, y)
+
+
+def test_empty_and_mistyped_inputs_are_refused() -> None:
+    with pytest.raises(CalibrationInputError, match=r"samples must hold at least one row"):
+        crps_ensemble_per_row(np.empty((0, 3)), np.empty(0))
+    with pytest.raises(CalibrationInputError, match=r"at least one member per row"):
+        crps_ensemble_per_row(np.empty((2, 0)), np.zeros(2))
+    with pytest.raises(CalibrationInputError, match=r"forecasts must hold real numbers"):
+        pinball_loss_per_row(["a", "b"], [1.0, 2.0])
+    with pytest.raises(CalibrationInputError, match=r"sample_weight"):
+        pinball_loss([1.0, 2.0], [1.0, 2.0], sample_weight=[1.0, -1.0])

@@ -29,7 +29,14 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
-from ._score_arrays import as_float_array, as_level, as_levels, same_rows, weighted_mean
+from ._score_arrays import (
+    as_float_array,
+    as_level,
+    as_levels,
+    finite_rows,
+    same_rows,
+    weighted_mean,
+)
 
 __all__ = [
     "interval_score",
@@ -108,7 +115,9 @@ def interval_score_per_row(
     lo, hi = _bounds(lower, upper)
     y = as_float_array(targets, "targets", 1)
     same_rows(y, "targets", lo.shape[0], "lower")
-    return _is(lo, hi, y, alpha)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _is(lo, hi, y, alpha)
+    return finite_rows(out, lambda a, b, c: _is(a, b, c, alpha), (lo, hi, y), headroom=8.0 / alpha)
 
 
 @fill_doc
@@ -230,6 +239,17 @@ def weighted_interval_score_per_row(levels: Any, quantiles: Any, targets: Any) -
     tau, Q, K, mid = _symmetric(levels, quantiles)
     y = as_float_array(targets, "targets", 1)
     same_rows(y, "targets", Q.shape[0], "quantiles")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _wis(tau, Q, y, K, mid)
+    return finite_rows(
+        out,
+        lambda Qs, ys: _wis(tau, Qs, ys, K, mid),
+        (Q, y),
+        headroom=8.0 * (K + 1) / float(tau[0]),
+    )
+
+
+def _wis(tau: np.ndarray, Q: np.ndarray, y: np.ndarray, K: int, mid: int) -> np.ndarray:
     total = 0.5 * np.abs(y - Q[:, mid])
     if K:
         alpha = 2.0 * tau[:K]  # the lower level of each pair is alpha_k / 2

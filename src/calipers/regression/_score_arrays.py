@@ -10,6 +10,8 @@ that names the argument and the first offending row (and column) and value.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -92,3 +94,41 @@ def weighted_mean(values: np.ndarray, sample_weight: Any, rows_of: str) -> float
     if w is None:
         return float(np.mean(values))
     return float(np.dot(w, values) / np.sum(w))
+
+
+def finite_rows(
+    out: np.ndarray,
+    compute: Callable[..., np.ndarray],
+    scaled: tuple[np.ndarray, ...],
+    fixed: tuple[np.ndarray, ...] = (),
+    *,
+    headroom: float,
+) -> np.ndarray:
+    """Recompute the rows where a degree-1 homogeneous score overflowed, on scaled inputs.
+
+    The scores of this package that are linear in the units of the target (the
+    CRPS of ensembles and quantile sets, interval and pinball scores) satisfy
+    ``S(c x, c y) = c S(x, y)`` for ``c > 0``. Where an intermediate (a
+    difference, a sum of ``k`` terms) overflows although the score itself is
+    representable, the row comes out NaN or infinite; those rows, and only
+    those, are recomputed on the inputs times ``2**-e`` (exact) and the result
+    multiplied by ``2**e``. Every finite row is returned bit for bit; a score
+    whose true value exceeds the float range is ``inf``, never NaN.
+
+    ``compute(*scaled_rows, *fixed_rows)`` computes the score of a subset of
+    rows: ``scaled`` are the row-aligned inputs in target units, ``fixed`` the
+    row-aligned inputs without units (weights), passed unscaled; ``headroom``
+    bounds the factor by which an intermediate may exceed the largest input.
+    """
+    bad = ~np.isfinite(out)
+    if not bad.any():
+        return out
+    rows = np.flatnonzero(bad)
+    sub = tuple(a[rows] for a in scaled)
+    biggest = max(float(np.max(np.abs(a))) for a in sub)
+    e = max(0, math.ceil(math.log2(biggest) + math.log2(headroom)) - 1000)
+    with np.errstate(over="ignore", invalid="ignore"):
+        again = compute(*(np.ldexp(a, -e) for a in sub), *(a[rows] for a in fixed))
+        out = out.copy()
+        out[rows] = np.ldexp(again, e)
+    return out

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
-from ._score_arrays import as_float_array, as_level, same_rows, weighted_mean
+from ._score_arrays import as_float_array, as_level, finite_rows, same_rows, weighted_mean
 
 __all__ = [
     "pinball_loss",
@@ -109,6 +109,12 @@ def pinball_loss_per_row(
     z, y = _pair(forecasts, targets)
     if h != 1.0:
         return _homogeneous_quantile(z, y, alpha, h)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _pinball(z, y, alpha)
+    return finite_rows(out, lambda a, b: _pinball(a, b, alpha), (z, y), headroom=4.0)
+
+
+def _pinball(z: np.ndarray, y: np.ndarray, alpha: float) -> np.ndarray:
     u = y - z
     # tau u - min(u, 0): alpha u above the forecast, (alpha - 1) u below it
     return alpha * u - np.minimum(u, 0.0)

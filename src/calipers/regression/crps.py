@@ -35,7 +35,7 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
-from ._score_arrays import as_float_array, as_levels, same_rows, weighted_mean
+from ._score_arrays import as_float_array, as_levels, finite_rows, same_rows, weighted_mean
 
 __all__ = [
     "crps_ensemble",
@@ -94,6 +94,32 @@ def _member_weights(member_weights: Any, n: int, k: int) -> np.ndarray:
             f"member_weights must have a positive total in every row; row {r} sums to 0"
         )
     return W / total
+
+
+def _crps_ensemble_rows(
+    X: np.ndarray, y: np.ndarray, est: str, W: np.ndarray | None = None
+) -> np.ndarray:
+    """The ensemble CRPS of every row (checked inputs; ``W`` normalised member weights)."""
+    n, k = X.shape
+    # Differences to the target: the spread term is shift-invariant, so working on
+    # d = x - y loses no digits to a large common offset of members and target.
+    D = X - y[:, None]
+    if W is None:
+        D.sort(axis=1)
+        ranks = np.arange(1 - k, k, 2, dtype=np.float64)  # 2 i - k - 1, i = 1..k
+        spread = D @ ranks  # 0.5 sum_ij |x_i - x_j|
+        absdev = np.abs(D, out=D).sum(axis=1)  # D is ours: no second n x k array
+        if est == "standard":
+            return absdev / k - spread / (k * k)
+        return absdev / k - spread / (k * (k - 1.0))
+    order = np.argsort(D, axis=1)
+    D = np.take_along_axis(D, order, axis=1)
+    Ws = np.take_along_axis(np.broadcast_to(W, (n, k)), order, axis=1)
+    cum = np.cumsum(Ws, axis=1)
+    before = cum - Ws
+    # 0.5 sum_ij w_i w_j |x_i - x_j| = sum_i w_(i) d_(i) (W_(i-1) + W_(i) - 1)
+    spread = np.einsum("ij,ij->i", Ws * (before + cum - 1.0), D)
+    return np.einsum("ij,ij->i", Ws, np.abs(D)) - spread
 
 
 @fill_doc
@@ -181,26 +207,22 @@ def crps_ensemble_per_row(
             raise CalibrationInputError(
                 "the fair estimator needs at least 2 members per row; samples has k = 1"
             )
-    # Differences to the target: the spread term is shift-invariant, so working on
-    # d = x - y loses no digits to a large common offset of members and target.
-    D = X - y[:, None]
-    if member_weights is None:
-        D.sort(axis=1)
-        ranks = np.arange(1 - k, k, 2, dtype=np.float64)  # 2 i - k - 1, i = 1..k
-        spread = D @ ranks  # 0.5 sum_ij |x_i - x_j|
-        absdev = np.abs(D, out=D).sum(axis=1)  # D is ours: no second n x k array
-        if est == "standard":
-            return absdev / k - spread / (k * k)
-        return absdev / k - spread / (k * (k - 1.0))
-    W = _member_weights(member_weights, n, k)
-    order = np.argsort(D, axis=1)
-    D = np.take_along_axis(D, order, axis=1)
-    Ws = np.take_along_axis(np.broadcast_to(W, (n, k)), order, axis=1)
-    cum = np.cumsum(Ws, axis=1)
-    before = cum - Ws
-    # 0.5 sum_ij w_i w_j |x_i - x_j| = sum_i w_(i) d_(i) (W_(i-1) + W_(i) - 1)
-    spread = np.einsum("ij,ij->i", Ws * (before + cum - 1.0), D)
-    return np.einsum("ij,ij->i", Ws, np.abs(D)) - spread
+    headroom = 4.0 * k * k  # |x - y| <= 2 max, a sum of k**2 / 2 rank weights
+    with np.errstate(over="ignore", invalid="ignore"):
+        if member_weights is None:
+            out = _crps_ensemble_rows(X, y, est)
+            return finite_rows(
+                out, lambda Xs, ys: _crps_ensemble_rows(Xs, ys, est), (X, y), headroom=headroom
+            )
+        W = np.broadcast_to(_member_weights(member_weights, n, k), (n, k))
+        out = _crps_ensemble_rows(X, y, est, W)
+    return finite_rows(
+        out,
+        lambda Xs, ys, Ws: _crps_ensemble_rows(Xs, ys, est, Ws),
+        (X, y),
+        (W,),
+        headroom=headroom,
+    )
 
 
 @fill_doc
@@ -310,10 +332,18 @@ def crps_quantiles_per_row(levels: Any, quantiles: Any, targets: Any) -> np.ndar
             "column per level"
         )
     same_rows(y, "targets", n, "quantiles")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _crps_quantile_rows(tau, Q, y)
+    return finite_rows(
+        out, lambda Qs, ys: _crps_quantile_rows(tau, Qs, ys), (Q, y), headroom=4.0 * m
+    )
+
+
+def _crps_quantile_rows(tau: np.ndarray, Q: np.ndarray, y: np.ndarray) -> np.ndarray:
     U = y[:, None] - Q  # u = y - q
     # rho_tau(u) = tau u - min(u, 0): one pass, no boolean temporaries
     loss = U @ tau - np.minimum(U, 0.0).sum(axis=1)
-    return (2.0 / m) * loss
+    return (2.0 / Q.shape[1]) * loss
 
 
 @fill_doc
