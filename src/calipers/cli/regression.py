@@ -464,7 +464,8 @@ def _checked(pf: PredictiveFile, crossing: str) -> RegressionModel:
             if _ROW.search(str(exc))
             else ""
         )
-        raise CalibrationInputError(f"{pf.path}: {exc}{where}") from None
+        text = str(exc).replace('pass crossing="sort"', "pass --crossing sort")
+        raise CalibrationInputError(f"{pf.path}: {text}{where}") from None
 
 
 def read_regression_models(
