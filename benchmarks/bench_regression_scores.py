@@ -13,7 +13,7 @@ Cases (seeded data: ``mu ~ N(0, 1)``, ``sigma ~ U(0.5, 2)``, ``y = mu + sigma t_
   calipers ``crps_ensemble_per_row`` (baseline), scoringrules ``crps_ensemble`` (its default
   ``"qd"``, the same number), properscoring ``crps_ensemble``;
 * ``crps standard, properscoring``: calipers and properscoring ``crps_ensemble`` on the first
-  ``min(n, 10**4)`` rows, 3 rounds (properscoring's NumPy fallback takes about 0.5 s per
+  ``min(n, 5000)`` rows, 3 rounds (properscoring's NumPy fallback takes about 0.5 s per
   1000 rows of 100 members);
 * ``crps fair``: the fair estimator: calipers ``estimator="fair"``, scoringrules ``"pwm"``
   (the same number, its O(n k) form; its ``"fair"`` builds a k x k matrix per row);
@@ -128,7 +128,7 @@ def cases(d: dict[str, np.ndarray]) -> list[tuple[str, list[Impl]]]:
         print("   scoringrules: not installed")
     small: list[Impl] = []
     if ps is not None:
-        m = min(len(y), 10_000)
+        m = min(len(y), 5_000)
         ys, Xs = y[:m], X[:m]
         small = [
             (f"calipers crps_ensemble_per_row ({m} rows)", lambda: crps_ensemble_per_row(Xs, ys)),
