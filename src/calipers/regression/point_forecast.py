@@ -125,7 +125,8 @@ class PointForecasts:
         """Mean of per-row ``values`` under :attr:`sample_weight` (plain mean if None)."""
         if self.sample_weight is None:
             return float(np.mean(values))
-        return float(np.dot(self.sample_weight, values) / np.sum(self.sample_weight))
+        w = self.sample_weight
+        return float(np.sum(w * values) / np.sum(w))
 
 
 def check_functional(functional: Any, level: Any) -> tuple[str, float | None]:
@@ -481,12 +482,18 @@ def bias(
         forecasts, targets, functional=functional, level=level, sample_weight=sample_weight
     )
     v = _identification(P)
-    w = P.weights()
     n = P.n_samples
-    total = float(np.sum(w))
-    mean = float(np.dot(w, v) / total) if P.sample_weight is not None else float(np.mean(v))
-    d = v - mean
-    s2 = float(np.dot(w, d * d) / total)
+    w = P.sample_weight
+    if w is None:  # (no BLAS dot: it is slow on busy cores and gains nothing here)
+        total = float(n)
+        mean = float(np.mean(v))
+        d = v - mean
+        s2 = float(np.mean(d * d))
+    else:
+        total = float(np.sum(w))
+        mean = float(np.sum(w * v) / total)
+        d = v - mean
+        s2 = float(np.sum(w * (d * d)) / total)
     se = math.sqrt(s2 / max(1, n - 1))
     t, p, lo, hi = _t_summary(np.array([mean]), np.array([se]), np.array([n]), c)
     return GeneralizedBias(
@@ -695,9 +702,12 @@ def bias_by_group(
                 "same length"
             )
         inner = _bin_edges(x, nb, bin_method)
-        raw = np.digitize(x, inner, right=True)
-        present, codes = np.unique(raw, return_inverse=True)
-        codes = codes.reshape(-1)
+        raw = np.searchsorted(inner, x, side="left")  # bin i holds (inner[i-1], inner[i]]
+        filled = np.bincount(raw, minlength=inner.shape[0] + 1)
+        present = np.flatnonzero(filled)
+        slot = np.zeros(filled.shape[0], dtype=np.intp)
+        slot[present] = np.arange(present.shape[0])
+        codes = slot[raw]
         labels = present
         full = np.concatenate([[np.min(x)], inner, [np.max(x)]])
         edges = np.stack([full[present], full[present + 1]], axis=1)
