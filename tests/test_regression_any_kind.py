@@ -242,3 +242,21 @@ def test_variance_calibration_of_ensembles_and_families() -> None:
         CalibrationInputError, match="finite predicted variance > 0 .* row 0 is inf"
     ):
         variance_calibration(T, targets=[0.5], n_bins=1)
+
+
+def test_the_pit_draws_are_not_the_uniforms_of_default_rng_of_the_same_seed() -> None:
+    # data simulated with default_rng(0) and the PIT's default seed 0: the draws must not
+    # be the same uniforms (they were the rates here, and the PIT looked miscalibrated)
+    rng = np.random.default_rng(0)
+    n = 5000
+    rate = rng.uniform(0.5, 5.0, n)
+    counts = rng.poisson(rate).astype(float)
+    P = Parametric("poisson", mu=rate)
+    assert pit_histogram(P, targets=counts).ks_statistic < 0.025
+    lo, hi = P.pit_interval(counts)
+    v = (pit_values(P, targets=counts) - lo) / (hi - lo)
+    assert abs(np.corrcoef(v, rate)[0, 1]) < 0.05
+    # a Generator is used as it is
+    g = np.random.default_rng(4)
+    u = pit_values(P, targets=counts, seed=g)
+    np.testing.assert_array_equal(u, lo + np.random.default_rng(4).uniform(size=n) * (hi - lo))

@@ -802,13 +802,30 @@ class Parametric(PredictiveDistribution):
         if f == "student_t":
             return _crps_t(t, p["df"], p["loc"], p["scale"])
         if f == "laplace":
-            z = np.abs((t - p["loc"]) / p["scale"])
-            return p["scale"] * (z + np.exp(-z) - 0.75)
+            # scale * (|z| + exp(-|z|) - 3 / 4), in place
+            z = t - p["loc"]
+            z /= p["scale"]
+            np.abs(z, out=z)
+            out = np.negative(z)
+            np.exp(out, out=out)
+            out += z
+            out -= 0.75
+            out *= p["scale"]
+            return out
         if f == "logistic":
-            from scipy.special import log_expit
-
-            z = (t - p["loc"]) / p["scale"]
-            return p["scale"] * (z - 2.0 * log_expit(z) - 1.0)
+            # scale * (z - 2 log F(z) - 1) = scale * (|z| + 2 log(1 + exp(-|z|)) - 1),
+            # F the logistic CDF, log F(z) = min(z, 0) - log(1 + exp(-|z|)); in place
+            z = t - p["loc"]
+            z /= p["scale"]
+            np.abs(z, out=z)
+            out = np.negative(z)
+            np.exp(out, out=out)
+            np.log1p(out, out=out)
+            out *= 2.0
+            out += z
+            out -= 1.0
+            out *= p["scale"]
+            return out
         if f == "lognormal":
             return _crps_lognormal(t, p["meanlog"], p["sdlog"])
         if f == "gamma":
@@ -894,9 +911,21 @@ def _nbinom_cdf(t: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
 def _crps_normal(t: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> np.ndarray:
     from scipy.special import ndtr
 
-    z = (t - loc) / scale
-    pdf = np.exp(-0.5 * z * z) / _SQRT_2PI
-    return scale * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - 1.0 / _SQRT_PI)
+    # scale * (z (2 Phi(z) - 1) + 2 phi(z) - 1 / sqrt(pi)), in place
+    z = t - loc
+    z /= scale
+    pdf = z * z
+    pdf *= -0.5
+    np.exp(pdf, out=pdf)
+    pdf *= 2.0 / _SQRT_2PI
+    out = np.asarray(ndtr(z), dtype=np.float64)
+    out *= 2.0
+    out -= 1.0
+    out *= z
+    out += pdf
+    out -= 1.0 / _SQRT_PI
+    out *= scale
+    return out
 
 
 def _crps_t(t: np.ndarray, df: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> np.ndarray:

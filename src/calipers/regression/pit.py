@@ -108,15 +108,32 @@ def _check_seed(seed: Any) -> Any:
     return int(seed)
 
 
+#: Mixed into an integer seed, so the PIT's draws are a stream of their own: data
+#: simulated with ``numpy.random.default_rng(seed)`` and the PIT of the same seed
+#: would otherwise share their uniforms (and a calibrated model would look miscalibrated).
+_PIT_STREAM = 2009
+
+
+def _pit_rng(seed: Any) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:
+        return np.random.default_rng()
+    return np.random.default_rng([int(seed), _PIT_STREAM])
+
+
 def randomized_pit(P: ProbabilisticPredictions, seed: Any = DEFAULT_PIT_SEED) -> np.ndarray:
     """The (randomised) PIT of every row of checked predictions.
 
     ``u_i = lo_i + V_i (hi_i - lo_i)`` with ``(lo_i, hi_i)`` the
     distribution's :meth:`~calipers.regression.PredictiveDistribution.pit_interval`
     (``(F(y-), F(y))``; the rank range for an ensemble) and ``V_i`` uniform on
-    [0, 1], drawn from ``numpy.random.default_rng(seed)`` for the rows where
-    ``lo_i < hi_i`` only, in row order (Czado, Gneiting & Held 2009). A
-    continuous distribution gives ``u_i = F_i(y_i)`` and draws nothing.
+    [0, 1], drawn for the rows where ``lo_i < hi_i`` only, in row order
+    (Czado, Gneiting & Held 2009), from ``numpy.random.default_rng([seed,
+    2009])`` for an integer seed (a stream of its own: not the uniforms of
+    ``default_rng(seed)``, which simulated data often come from), from
+    ``seed`` itself when it is a Generator. A continuous distribution gives
+    ``u_i = F_i(y_i)`` and draws nothing.
     """
     G = _gaussian(P)
     if G is not None:
@@ -129,7 +146,7 @@ def randomized_pit(P: ProbabilisticPredictions, seed: Any = DEFAULT_PIT_SEED) ->
     jump = hi > lo
     if not jump.any():
         return hi
-    rng = np.random.default_rng(seed)
+    rng = _pit_rng(seed)
     u = hi.copy()
     idx = np.flatnonzero(jump)
     u[idx] = lo[idx] + rng.uniform(size=idx.shape[0]) * (hi[idx] - lo[idx])
@@ -170,7 +187,11 @@ def pit_values(
     {targets}
     seed : int, numpy.random.Generator or None, default 0
         Seed of the uniform draws of the randomised PIT (``DEFAULT_PIT_SEED``
-        = 0, so results repeat). Continuous distributions draw nothing.
+        = 0, so results repeat). An integer seeds
+        ``numpy.random.default_rng([seed, 2009])``, a stream of its own (data
+        simulated with ``default_rng(seed)`` do not share its uniforms); a
+        Generator is used as it is; None draws fresh entropy. Continuous
+        distributions draw nothing.
 
     Returns
     -------
