@@ -128,15 +128,22 @@ def conformal_quantile(scores: np.ndarray, weights: np.ndarray, level: float) ->
     >>> conformal_quantile(s[:8], np.ones(8), 0.9)    # k = ceil(9 * 0.9) = 9 > 8 rows
     inf
     """
-    cum = np.cumsum(weights)
-    need = conformal_rank(level, float(cum[-1]) + 1.0)
-    j = int(np.searchsorted(cum, need, side="left"))
-    return float(scores[j]) if j < scores.shape[0] else math.inf
+    n = scores.shape[0]
+    if bool(np.all(weights == 1.0)):  # unit weights: the cumulative weight of row j is j + 1
+        j = math.ceil(conformal_rank(level, n + 1.0)) - 1
+    else:
+        cum = np.cumsum(weights)
+        need = conformal_rank(level, float(cum[-1]) + 1.0)
+        j = int(np.searchsorted(cum, need, side="left"))
+    return float(scores[j]) if j < n else math.inf
 
 
 def sorted_scores(scores: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Scores sorted (stable) with their weights."""
-    order = np.argsort(scores, kind="stable")
+    """Scores sorted with their weights (the order among tied scores does not change the
+    conformal quantile: a tie group's cumulative weight is reached at its last member)."""
+    if bool(np.all(weights == weights[0])):  # equal weights: a plain sort, no permutation
+        return np.sort(scores), weights
+    order = np.argsort(scores)
     return scores[order], weights[order]
 
 
@@ -307,7 +314,7 @@ class SplitConformal(ForecastRecalibrator):
         d = conformal_quantile(self.scores_, self.weights_, a)
         if math.isinf(d):
             warn_infinite("SplitConformal", a, self.weights_)
-        half = np.full(f.shape[0], d) if std is None else d * _spread(std, f.shape[0], "forecasts")
+        half = d if std is None else d * _spread(std, f.shape[0], "forecasts")
         with np.errstate(over="ignore", invalid="ignore"):
             lower, upper = f - half, f + half
         like = first_tensor(forecasts, std)
