@@ -2,7 +2,11 @@
 
 Variance scaling and Platt scaling of the log variance (Gruber & Buettner 2022),
 and quantile recalibration of the PIT (Kuleshov et al. 2018), under one
-estimator contract (:class:`RegressionRecalibrator`).
+estimator contract (:class:`RegressionRecalibrator`). Point forecasts and
+prediction intervals have their own recalibrators (:class:`ForecastRecalibrator`):
+split conformal intervals (Lei et al. 2018), conformalized quantile regression
+(Romano, Patterson & Candès 2019) and isotonic recalibration of point forecasts
+(Gneiting & Resin 2023).
 
 The names below are the documented surface of this package; the modules that
 implement them are listed in docs/architecture.md.
