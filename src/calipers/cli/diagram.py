@@ -21,12 +21,13 @@ from .outputs import _info, write_atomic
 from .regression import add_regression_options
 
 #: The diagrams of regression files (every kind of regression prediction).
-REGRESSION_KINDS = ("pit", "quantile", "variance")
+REGRESSION_KINDS = ("pit", "quantile", "variance", "t-reliability")
 #: The kinds of regression prediction each regression diagram draws.
 _REGRESSION_DIAGRAM_INPUTS = {
     "pit": ("gaussian", "quantiles", "samples"),
     "quantile": ("gaussian", "quantiles", "interval", "samples"),
     "variance": ("gaussian", "samples"),
+    "t-reliability": ("gaussian", "quantiles", "samples"),
 }
 #: The diagrams of classification files.
 CLASSIFICATION_KINDS = ("reliability", "smooth", "sharpness", "classwise", "top-k")
@@ -61,11 +62,73 @@ def _regression_figure(args: argparse.Namespace) -> Any:
     return diagrams.variance_error_diagram(X, n_bins=min(args.bins, M.n_samples), title=name)
 
 
+def _t_reliability_figure(args: argparse.Namespace) -> Any:
+    """The T-reliability diagram of point forecasts (Gneiting & Resin 2023): a file of
+    forecasts and targets, or the functional of a file of predictive distributions."""
+    from .. import diagrams
+    from ..diagrams._style import plain_text
+    from ..io import predictive_file_kinds
+    from ..io.predictive_file import read_point_forecast_file
+    from .regression import read_regression_models, regression_keys
+
+    path = str(args.files[0])
+    functional = args.functional
+    level = args.level
+    if functional == "median":
+        level = 0.5 if level is None else level
+    if functional in ("quantile", "expectile") and level is None:
+        raise CalibrationInputError(f"--functional {functional} needs --level (in (0, 1))")
+    given = [k for k, v in regression_keys(args).items() if v is not None and k != "targets_key"]
+    if given or predictive_file_kinds(path):
+        ((name, M),) = read_regression_models(args, "diagram")[0]
+        if M.kind not in _REGRESSION_DIAGRAM_INPUTS["t-reliability"]:
+            raise CalibrationInputError(
+                f"{path}: a central interval states no mean and two quantiles only; the "
+                "T-reliability diagram needs a point forecast, a Gaussian, quantiles or samples"
+            )
+        d, P = M.P.distribution, M.P
+        if functional == "mean":
+            z = d.mean()
+            if z is None:
+                raise CalibrationInputError(
+                    f"{path}: {M.kind} predictions state no mean; draw a quantile's "
+                    "T-reliability diagram with --functional quantile --level 0.5 (or median)"
+                )
+        elif functional == "expectile":
+            raise CalibrationInputError(
+                f"{path}: the expectile of {M.kind} predictions is not computed here; give a "
+                "file of expectile forecasts (--forecast-key) or --functional mean/quantile"
+            )
+        else:
+            z = d.quantile(float(level))
+        y, w = P.targets, P.sample_weight
+        _info(f"{path}: the {functional} of each row's {M.kind} prediction as its point forecast")
+    else:
+        z, y, w, note = read_point_forecast_file(
+            path,
+            forecast_key=args.forecast_key,
+            targets_key=args.targets_key,
+            weight_key=args.weight_key,
+        )
+        name = Path(path).stem
+        _info(f"{path}: point forecasts ({note}): {y.shape[0]} rows")
+    return diagrams.t_reliability_diagram(
+        z,
+        y,
+        functional=functional,
+        level=None if functional == "mean" else level,
+        sample_weight=w,
+        title=plain_text(name),
+    )
+
+
 def _figure(args: argparse.Namespace) -> Any:
     from .. import diagrams
     from ..diagrams._style import plain_text
     from .regression import regression_files
 
+    if args.kind == "t-reliability":
+        return _t_reliability_figure(args)
     regression = regression_files(args, "diagram")
     if regression != (args.kind in REGRESSION_KINDS):
         allowed = REGRESSION_KINDS if regression else CLASSIFICATION_KINDS
@@ -115,7 +178,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="draw one diagram of one prediction file",
         description="Draw one diagram (reliability, smooth, sharpness, classwise, top-k) of a "
         "prediction file, or of a regression file (pit: PIT histogram; quantile: coverage of "
-        "central intervals; variance: RMSE against root mean predicted variance per bin), "
+        "central intervals; variance: RMSE against root mean predicted variance per bin; "
+        "t-reliability: the isotonic recalibrated point forecast against the forecast, "
+        "Gneiting & Resin 2023, of a file of point forecasts or of a distribution's mean or "
+        "quantile), "
         "and write it as PNG, SVG or PDF (from the --out suffix).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -131,6 +197,27 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="bins of the reliability diagram; of predicted variance in the variance "
         "diagram; the PIT histogram takes at most 10 (default 15)",
+    )
+    dia.add_argument(
+        "--functional",
+        choices=("mean", "median", "quantile", "expectile"),
+        default="mean",
+        help="t-reliability: the functional the point forecasts state (default mean); of a "
+        "file of predictive distributions, their mean or --level quantile is drawn",
+    )
+    dia.add_argument(
+        "--level",
+        type=float,
+        default=None,
+        metavar="ALPHA",
+        help="t-reliability: the quantile or expectile level in (0, 1)",
+    )
+    dia.add_argument(
+        "--forecast-key",
+        default=None,
+        metavar="KEY",
+        help="t-reliability: the column of point forecasts (default: forecast, y_pred, "
+        "prediction, pred, y_hat, mean or median)",
     )
     dia.add_argument(
         "--bandwidth",

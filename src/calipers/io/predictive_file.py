@@ -68,6 +68,20 @@ LEVELS_KEYS = ("levels", "quantile_levels")
 #: Column names (lower case) of the ends of a central interval.
 LOWER_KEYS = ("lower", "lo", "y_lower", "pred_lower", "lower_bound", "y_pred_lower")
 UPPER_KEYS = ("upper", "hi", "y_upper", "pred_upper", "upper_bound", "y_pred_upper")
+#: Column names (lower case) of point forecasts (a file of point forecasts and targets).
+FORECAST_KEYS = (
+    "forecast",
+    "forecasts",
+    "point_forecast",
+    "y_pred",
+    "prediction",
+    "predictions",
+    "pred",
+    "y_hat",
+    "yhat",
+    "mean",
+    "median",
+)
 #: Prefixes (lower case) of numbered sample columns.
 SAMPLE_PREFIXES = (
     "sample",
@@ -992,3 +1006,89 @@ def read_predictive_file(
         interval_level=level_text,
         samples=samples,
     )
+
+
+def read_point_forecast_file(
+    path: str | Path,
+    *,
+    forecast_key: str | None = None,
+    targets_key: str | None = None,
+    weight_key: str | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, str]:
+    """Read point forecasts and their targets (and optional row weights) from a file.
+
+    A point forecast states one functional of the predictive distribution
+    per row (the mean, the median, a quantile or an expectile; Gneiting &
+    Resin 2023): a column of forecasts, found by name (``forecast``,
+    ``y_pred``, ``prediction``, ``pred``, ``y_hat``, ``mean``, ``median``,
+    any case) or by ``forecast_key``, and a column of targets, in the
+    formats of :func:`read_predictive_file`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.csv``, ``.npz``, ``.parquet``, ``.pt``/``.pth`` or structured ``.npy`` file.
+    forecast_key, targets_key, weight_key : str, optional
+        The columns of the forecasts, the targets and the row weights, when
+        their names are not recognised or are ambiguous. Default None.
+
+    Returns
+    -------
+    forecasts, targets : numpy.ndarray
+        ``(n,)`` as stored (``.csv``: float64).
+    sample_weight : numpy.ndarray or None
+        ``(n,)`` row weights, or None.
+    note : str
+        Which column was read for each role.
+
+    Raises
+    ------
+    PredictionFileError
+        No (or several) candidates for a role, columns of different lengths
+        or not 1-D; the message names the file and the columns.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from calipers.io.predictive_file import read_point_forecast_file
+    >>> f = os.path.join(tempfile.mkdtemp(), "p.csv")
+    >>> with open(f, "w") as fh:
+    ...     _ = fh.write("y_pred,y\\n1.0,1.5\\n2.0,1.0\\n")
+    >>> z, y, w, note = read_point_forecast_file(f)
+    >>> z.tolist(), y.tolist(), w, note
+    ([1.0, 2.0], [1.5, 1.0], None, "forecasts from 'y_pred', targets from 'y'")
+    """
+    p = Path(path)
+    opener = _SOURCES.get(p.suffix.lower())
+    if opener is None:
+        raise _err(
+            f"'{p}' has an unsupported type '{p.suffix.lower() or '(no suffix)'}'; a file of "
+            "point forecasts is .csv, .npz, .parquet, .pt/.pth or a structured .npy, with "
+            "columns such as 'y_pred,y'"
+        )
+    src = opener(p)
+    c = _Candidates()
+    taken: set[str] = set()
+    tname = _row_role(src, c, targets_key, TARGETS_KEYS, "targets", taken)
+    if tname is not None:
+        taken.add(tname)
+    fname = _row_role(src, c, forecast_key, FORECAST_KEYS, "forecast", taken)
+    if fname is None or tname is None:
+        role, keys = ("forecasts", FORECAST_KEYS) if fname is None else ("targets", TARGETS_KEYS)
+        raise _err(
+            f"{src.where} has no {src.thing} recognised as the {role} ({src.thing}s found: "
+            f"{_listed(src.names)}; recognised, in any case: {', '.join(keys)}); name it with "
+            "forecast_key= / targets_key= (--forecast-key, --targets-key)"
+        )
+    taken.add(fname)
+    wname = _row_role(src, c, weight_key, WEIGHT_KEYS, "weight", taken)
+    z, y = _vector(src, fname, "forecasts"), _vector(src, tname, "targets")
+    w = None if wname is None else _vector(src, wname, "weight")
+    if z.shape[0] != y.shape[0] or (w is not None and w.shape[0] != y.shape[0]):
+        raise _err(f"{src.where}: the forecasts, targets and weights have different lengths")
+    if y.shape[0] == 0:
+        raise _err(f"{src.where} has no data rows")
+    note = f"forecasts from '{fname}', targets from '{tname}'" + (
+        f", weights from '{wname}'" if wname else ""
+    )
+    return z, y, w, note
