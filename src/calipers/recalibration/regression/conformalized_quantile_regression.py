@@ -165,9 +165,26 @@ class ConformalizedQuantileRegression(ForecastRecalibrator):
         return self
 
     def correction(self) -> float:
-        """The conformal correction ``Q`` (target units): the smallest score whose
-        cumulative weight reaches ``(W + 1) * level`` (unit weights: the
-        ``ceil((n + 1) level)``-th smallest); ``inf`` when there are too few rows."""
+        """The conformal correction ``Q`` of Romano, Patterson & Candès 2019 (eq. 8).
+
+        The smallest calibration score whose cumulative weight reaches
+        ``(W + 1) * level`` (unit weights: the ``ceil((n + 1) level)``-th
+        smallest).
+
+        Returns
+        -------
+        float
+            ``Q`` in target units (negative when the quantile model's intervals
+            are too wide), or ``inf`` when there are too few calibration rows.
+
+        Examples
+        --------
+        >>> from calipers.recalibration import ConformalizedQuantileRegression
+        >>> y = [0.0, 2.0, -3.0, 0.5, 1.5, -1.25, 4.0, 0.0, 0.25]       # scores max(-1 - y, y - 1)
+        >>> cqr = ConformalizedQuantileRegression(level=0.8).fit([-1.0] * 9, [1.0] * 9, y)
+        >>> cqr.correction()                                           # the 8th smallest of 9
+        2.0
+        """
         self._ready()
         return conformal_quantile(self.scores_, self.weights_, self._fitted_level())
 

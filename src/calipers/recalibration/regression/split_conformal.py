@@ -275,6 +275,18 @@ class SplitConformal(ForecastRecalibrator):
         ----------
         level : float, optional
             Nominal coverage; default: the ``level`` parameter.
+
+        Returns
+        -------
+        float
+            ``d``, in target units (units of ``std`` when normalized), or ``inf``.
+
+        Examples
+        --------
+        >>> from calipers.recalibration import SplitConformal
+        >>> sc = SplitConformal().fit([0.0] * 19, [float(i) for i in range(1, 20)])
+        >>> sc.conformity_quantile(), sc.conformity_quantile(0.5)     # ranks 18 and 10 of 19
+        (18.0, 10.0)
         """
         self._ready()
         a = self._level(level)
