@@ -345,3 +345,70 @@ def test_diagrams_of_every_kind(tmp_path: Path, capsys: pytest.CaptureFixture[st
     (bars,) = fig.axes[0].containers
     P = check_predictive(QuantileSet(LEVELS, Q), targets=Y)
     assert [b.get_height() for b in bars] == pytest.approx(pit_histogram(P, n_bins=5).counts)
+
+
+def _curve(fig) -> tuple[np.ndarray, np.ndarray]:
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "t-reliability"]
+    return np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+
+
+def test_t_reliability_of_point_forecasts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file of mean forecasts: the curve is the isotonic regression of the targets on the
+    forecasts (scikit-learn's IsotonicRegression, fitted here); a quantile file's median
+    column and an ensemble's mean give the curves of those forecasts."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from calipers.cli.diagram import _figure
+    from calipers.cli.program import build_parser
+
+    def figure(*argv: str):
+        return _figure(build_parser().parse_args(["diagram", "t-reliability", *argv]))
+
+    z = 0.8 * MU
+    f = _csv(tmp_path / "point.csv", {"y_pred": z, "y": Y})
+    x, t = _curve(figure(str(f)))
+    iso = pytest.importorskip("sklearn.isotonic").IsotonicRegression().fit(z, Y)
+    assert np.allclose(t, iso.predict(x), atol=1e-12)
+    code, _, err = run(
+        ["diagram", "t-reliability", str(f), "--out", str(tmp_path / "t.png")], capsys
+    )
+    assert code == 0 and "point forecasts (forecasts from 'y_pred', targets from 'y')" in err
+    # the median column of a quantile file, and the mean of an ensemble
+    q = _csv(tmp_path / "quant.csv", {**{f"q{t}": Q[:, j] for j, t in enumerate(LEVELS)}, "y": Y})
+    from calipers.diagrams import t_reliability_diagram
+
+    want = _curve(t_reliability_diagram(Q[:, 2], Y, functional="quantile", level=0.5))
+    got = _curve(figure(str(q), "--functional", "median"))
+    assert np.allclose(got[0], want[0]) and np.allclose(got[1], want[1])
+    s = tmp_path / "ens.npz"
+    np.savez(s, samples=S, y=Y)
+    want = _curve(t_reliability_diagram(S.mean(axis=1), Y))
+    got = _curve(figure(str(s)))
+    assert np.allclose(got[0], want[0]) and np.allclose(got[1], want[1])
+    # a quantile set states no mean; an expectile needs its forecasts
+    for argv, match in (
+        ([str(q)], "state no mean"),
+        ([str(q), "--functional", "quantile"], "needs --level"),
+        ([str(s), "--functional", "expectile", "--level", "0.3"], "expectile"),
+    ):
+        code, _, err = run(
+            ["diagram", "t-reliability", *argv, "--out", str(tmp_path / "x.png")], capsys
+        )
+        assert code == 3 and re.search(match, err), err
+
+
+def test_point_forecast_file_refusals(tmp_path: Path) -> None:
+    from calipers.io import PredictionFileError
+    from calipers.io.predictive_file import read_point_forecast_file
+
+    f = _csv(tmp_path / "p.csv", {"a": MU, "y": Y})
+    with pytest.raises(PredictionFileError, match="no column recognised as the forecasts"):
+        read_point_forecast_file(f)
+    z, y, w, note = read_point_forecast_file(f, forecast_key="a")
+    assert np.array_equal(z, MU) and np.array_equal(y, Y) and w is None
+    g = _csv(tmp_path / "two.csv", {"y_pred": MU, "prediction": MU, "y": Y})
+    with pytest.raises(PredictionFileError, match="ambiguous"):
+        read_point_forecast_file(g)
