@@ -227,6 +227,50 @@ def test_cqr_coverage_over_seeded_splits(n: int) -> None:
     assert level - 4 * se <= cover.mean() <= level + 1 / (n + 1) + 4 * se
 
 
+def test_coverage_with_ties_stays_above_the_level() -> None:
+    """Discrete targets (Poisson counts, integer forecasts): the scores tie, the upper
+    bound level + 1/(n + 1) no longer holds, the lower bound does (Lei et al. 2018, Thm. 2.2).
+
+    Given a split, the coverage of the integer forecast f +- d is P(|Y - f| <= d) under
+    Poisson(4), computed exactly; the mean over 2000 splits must reach the level."""
+    from scipy.stats import poisson
+
+    level, n, reps = 0.9, 30, 2000
+    rng = np.random.default_rng(21)
+    f = 4.0
+    cover = np.empty(reps)
+    for r in range(reps):
+        y = rng.poisson(4.0, n).astype(float)
+        d = SplitConformal(level=level).fit(np.full(n, f), y).conformity_quantile()
+        cover[r] = poisson.cdf(np.floor(f + d), 4.0) - poisson.cdf(np.ceil(f - d) - 1, 4.0)
+    se = cover.std(ddof=1) / math.sqrt(reps)
+    assert cover.mean() >= level - 4 * se
+    assert cover.mean() > level + 1 / (n + 1)  # with ties the coverage exceeds the upper bound
+
+
+def test_cqr_whole_line_below_the_minimum_size() -> None:
+    cqr = ConformalizedQuantileRegression(level=0.9).fit(-np.ones(8), np.ones(8), np.zeros(8))
+    assert cqr.correction() == math.inf
+    with pytest.warns(RuntimeWarning, match="ConformalizedQuantileRegression: 8 calibration rows"):
+        lo, hi = cqr.predict_interval([0.0], [1.0])
+    assert (lo[0], hi[0]) == (-np.inf, np.inf)
+    # weights: a total weight of 8.5 gives (W + 1) * 0.9 = 8.55 > 8.5, still the whole line;
+    # 9 gives 9.0 <= 9
+    w = np.full(8, 8.5 / 8)
+    rc = ConformalizedQuantileRegression(level=0.9).fit(
+        -np.ones(8), np.ones(8), np.zeros(8), sample_weight=w
+    )
+    with pytest.warns(
+        RuntimeWarning, match="a total calibration weight of 8.5 is too small for level 0.9"
+    ):
+        rc.predict_interval([0.0], [1.0])
+    w = np.full(8, 9.0 / 8)
+    rc = ConformalizedQuantileRegression(level=0.9).fit(
+        -np.ones(8), np.ones(8), np.zeros(8), sample_weight=w
+    )
+    assert rc.correction() == -1.0
+
+
 def test_cqr_is_shorter_than_split_conformal_on_heteroscedastic_data() -> None:
     # the claim of Romano et al. 2019 (§6): same coverage, shorter on average
     rng = np.random.default_rng(11)

@@ -152,9 +152,13 @@ def warn_infinite(who: str, level: float, weights: np.ndarray) -> None:
     total = float(np.sum(weights))
     need = math.ceil(conformal_rank(level / (1.0 - level), 1.0))
     unit = bool(np.all(weights == 1.0))
-    have = f"{weights.shape[0]} calibration rows" if unit else f"a total weight of {total!r}"
+    have = (
+        f"{weights.shape[0]} calibration rows are too few"
+        if unit
+        else f"a total calibration weight of {total!r} is too small"
+    )
     warnings.warn(
-        f"{who}: {have} are too few for level {level!r}: the conformal rank "
+        f"{who}: {have} for level {level!r}: the conformal rank "
         f"ceil((n + 1) * level) exceeds n, so the intervals with the coverage guarantee are "
         f"the whole line (-inf, inf); at least {need} calibration rows give finite ones",
         RuntimeWarning,
