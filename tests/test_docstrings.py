@@ -339,6 +339,29 @@ KEPT: dict[tuple[str, str], str] = {
     ("calipers.regression.inputs.GaussianPredictions", "mean"): "an attribute, not an input",
     ("calipers.regression.inputs.GaussianPredictions", "variance"): "an attribute, not an input",
     ("calipers.regression.inputs.GaussianPredictions", "targets"): "an attribute, not an input",
+    ("calipers.regression.distributions.Gaussian", "mean"): "the constructor states its checks",
+    ("calipers.regression.distributions.Gaussian", "variance"): "the constructor states its checks",
+    ("calipers.regression.distributions.Gaussian", "std"): "the constructor states its checks",
+    (
+        "calipers.regression.distributions.check_predictive",
+        "targets",
+    ): "the validator states its checks",
+    ("calipers.regression.distributions.check_predictive", "sample_weight"): (
+        "the validator states its checks"
+    ),
+    ("calipers.regression.group_calibration.adversarial_group_calibration", "sample_weight"): (
+        "groups are drawn by row, so a weight is not a repeated row"
+    ),
+    ("calipers.regression.group_calibration.calibration_by_group", "sample_weight"): (
+        "needs groups or features; weights as repeated rows are tested in "
+        "tests/test_regression_uncertainty_metrics.py"
+    ),
+    ("calipers.regression.distributions.ProbabilisticPredictions", "targets"): (
+        "an attribute, not an input"
+    ),
+    ("calipers.regression.distributions.ProbabilisticPredictions", "sample_weight"): (
+        "an attribute, not an input"
+    ),
     ("calipers.regression.skce.gaussian_skce", "mean"): "the paper's notation mu_i",
     ("calipers.regression.skce.gaussian_skce", "variance"): "the paper's notation s_i^2",
     ("calipers.regression.skce.gaussian_skce", "std"): "the paper's notation s_i",
@@ -517,6 +540,12 @@ def test_integer_weights_equal_repeated_rows(name: str, func: Callable[..., Any]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if "mean" in params:  # a Gaussian regression function
+            mean = rng.normal(size=n)
+            std = rng.uniform(0.5, 2.0, n)
+            targets = mean + std * rng.normal(size=n)
+            got = func(mean, targets=targets, std=std, sample_weight=weights)
+            want = func(mean[repeat], targets=targets[repeat], std=std[repeat])
+        elif "predictions" in params:  # a predictive distribution of any kind, or means
             mean = rng.normal(size=n)
             std = rng.uniform(0.5, 2.0, n)
             targets = mean + std * rng.normal(size=n)

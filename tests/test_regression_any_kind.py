@@ -260,3 +260,27 @@ def test_the_pit_draws_are_not_the_uniforms_of_default_rng_of_the_same_seed() ->
     g = np.random.default_rng(4)
     u = pit_values(P, targets=counts, seed=g)
     np.testing.assert_array_equal(u, lo + np.random.default_rng(4).uniform(size=n) * (hi - lo))
+
+
+def test_quantile_sets_default_to_their_own_levels() -> None:
+    rng = np.random.default_rng(12)
+    n = 300
+    levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    q = np.sort(rng.normal(size=(n, 5)), axis=1)
+    y = rng.normal(size=n)
+    Q = QuantileSet(levels, q)
+    c = quantile_calibration(Q, targets=y)
+    assert c.levels.tolist() == [0.5, 0.9]
+    np.testing.assert_array_equal(
+        c.coverage,
+        [
+            np.mean((q[:, 1] <= y) & (y <= q[:, 3])),
+            np.mean((q[:, 0] <= y) & (y <= q[:, 4])),
+        ],
+    )
+    curve = quantile_calibration_curve(Q, targets=y)
+    np.testing.assert_array_equal(curve.levels, levels)
+    np.testing.assert_array_equal(curve.observed, np.mean(y[:, None] <= q, axis=0))
+    # no symmetric pair: the default grid
+    one_sided = QuantileSet([0.5, 0.9], q[:, [2, 4]])
+    assert quantile_calibration(one_sided, targets=y).levels.shape == (19,)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import is_torch
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, check_integer
 from .distributions import check_predictive
 from .inputs import spread_by_name
@@ -95,6 +96,7 @@ class AdversarialGroupCalibration:
     score_stderr: np.ndarray
 
 
+@fill_doc
 @spread_by_name
 def adversarial_group_calibration(
     mean: Any,
@@ -131,15 +133,17 @@ def adversarial_group_calibration(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means (with
-        ``variance=`` or ``std=``, by name).
-    variance, std : array-like of shape (n,), optional, keyword-only
-        The Gaussian spread (exactly one) when ``mean`` holds means.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
+    {variance}
+    {std}
+    {targets}
     sample_weight : array-like of shape (n,), optional
-        Row weights, used within each group's proportions. Default None.
+        Non-negative row weights, used within each drawn group's proportions
+        (groups are drawn by row: a weight of 2 is not the row drawn twice).
+        Default None.
     cali_type : {"mean_abs", "root_mean_sq"}, default "mean_abs"
         The calibration error of a group:
         :func:`~calipers.regression.mean_absolute_calibration_error` or
@@ -291,6 +295,7 @@ def _features(features: Any, n: int) -> np.ndarray:
     return X
 
 
+@fill_doc
 @spread_by_name
 def calibration_by_group(
     mean: Any,
@@ -323,15 +328,16 @@ def calibration_by_group(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means (with
-        ``variance=`` or ``std=``, by name).
-    variance, std : array-like of shape (n,), optional, keyword-only
-        The Gaussian spread (exactly one) when ``mean`` holds means.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
+    {variance}
+    {std}
+    {targets}
     sample_weight : array-like of shape (n,), optional
-        Row weights, used within each group. Default None.
+        Non-negative row weights, used within each group (a weight of 2
+        counts the row twice). Default None.
     groups : array-like of shape (n,), optional
         A label per row (numbers or strings).
     features : array-like of shape (n, d) or (n,), optional

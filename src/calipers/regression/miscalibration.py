@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import PARAMETERS, substitute
 from ..validation import CalibrationInputError, check_integer
 from .distributions import ProbabilisticPredictions, check_predictive
 from .inputs import spread_by_name
@@ -212,15 +213,14 @@ def _prepare(
 _PARAMS = """
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means (with
-        ``variance=`` or ``std=``, by name).
-    variance, std : array-like of shape (n,), optional, keyword-only
-        The Gaussian spread (exactly one) when ``mean`` holds means.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights; the proportions are weighted. Default None.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
     num_bins : int, default 100
         Number of expected proportions ``numpy.linspace(0, 1, num_bins)``
         (uncertainty-toolbox's default), at least 2.
@@ -404,5 +404,5 @@ for _f in (
     root_mean_squared_calibration_error,
 ):
     assert _f.__doc__ is not None
-    _f.__doc__ = _f.__doc__.replace("    {params}\n", _PARAMS[1:])
+    _f.__doc__ = _f.__doc__.replace("    {params}\n", substitute(_PARAMS[1:], PARAMETERS))
 del _f

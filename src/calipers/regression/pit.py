@@ -29,7 +29,7 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from ..validation import CalibrationInputError, check_integer, check_size, check_work
-from .distributions import Gaussian, ProbabilisticPredictions, check_predictive
+from .distributions import Gaussian, ProbabilisticPredictions, QuantileSet, check_predictive
 from .inputs import GaussianPredictions, spread_by_name
 
 __all__ = [
@@ -179,9 +179,10 @@ def pit_values(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means (with
-        ``variance=`` or ``std=``).
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
     {variance}
     {std}
     {targets}
@@ -268,8 +269,10 @@ def pit_histogram(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
     {variance}
     {std}
     {targets}
@@ -407,15 +410,20 @@ def quantile_calibration(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
     {variance}
     {std}
     {targets}
     {sample_weight}
     levels : array-like of shape (m,), optional
         Nominal levels, each strictly inside (0, 1). Default
-        ``numpy.linspace(0.05, 0.95, 19)``.
+        ``numpy.linspace(0.05, 0.95, 19)``; for a
+        :class:`~calipers.regression.QuantileSet`, the central intervals it
+        states itself (its levels ``tau`` and ``1 - tau``, level ``1 - 2
+        tau``), or that grid when it has no such pair.
 
     Returns
     -------
@@ -436,7 +444,9 @@ def quantile_calibration(
     P = check_predictive(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
-    if levels is None:
+    if levels is None and isinstance(P.distribution, QuantileSet):
+        lv = _central_levels(P.distribution.levels)
+    elif levels is None:
         lv = np.linspace(0.05, 0.95, 19)
     else:
         lv = np.asarray(levels)
@@ -481,6 +491,23 @@ def quantile_calibration(
         mean_absolute_error=float(np.mean(err)),
         max_absolute_error=float(np.max(err)),
     )
+
+
+def _central_levels(taus: np.ndarray) -> np.ndarray:
+    """The central levels ``tau_hi - tau_lo`` of a quantile set's symmetric pairs.
+
+    Pairs ``tau_lo < 0.5 < tau_hi`` with ``tau_lo + tau_hi = 1`` (to 1e-9):
+    the intervals the set states itself. Without such a pair: the default
+    grid 0.05, ..., 0.95.
+    """
+    out = []
+    for lo in taus[taus < 0.5]:
+        hi = taus[np.abs(taus - (1.0 - lo)) <= 1e-9]
+        if hi.shape[0]:
+            out.append(1.0 - 2.0 * float(lo))
+    if not out:
+        return np.linspace(0.05, 0.95, 19)
+    return np.array(sorted(out))
 
 
 def _weight_at_or_below(
@@ -541,8 +568,10 @@ def interval_coverage_error(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
     {variance}
     {std}
     {targets}
@@ -670,8 +699,10 @@ def variance_calibration(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
     {variance}
     {std}
     {targets}

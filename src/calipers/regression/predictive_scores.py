@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
 from .distributions import ProbabilisticPredictions, SampleEnsemble, check_predictive
 from .inputs import spread_by_name
@@ -41,6 +42,7 @@ def _crps_rows(P: ProbabilisticPredictions, estimator: str | None) -> np.ndarray
     return np.asarray(d.crps(P.targets), dtype=np.float64)
 
 
+@fill_doc
 @spread_by_name
 def crps_per_row(
     predictions: Any,
@@ -63,10 +65,9 @@ def crps_per_row(
     predictions : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
         A predictive distribution of any kind, or Gaussian means (with
         ``variance=`` or ``std=``, by name).
-    variance, std : array-like of shape (n,), optional, keyword-only
-        The Gaussian spread (exactly one) when ``predictions`` holds means.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {variance}
+    {std}
+    {targets}
     estimator : {"standard", "fair"}, optional
         The ensemble estimator of a :class:`~calipers.regression.SampleEnsemble`
         (default: that of :func:`calipers.regression.crps_ensemble_per_row`);
@@ -89,6 +90,7 @@ def crps_per_row(
     return _crps_rows(P, estimator)
 
 
+@fill_doc
 @spread_by_name
 def crps(
     predictions: Any,
@@ -107,12 +109,10 @@ def crps(
     ----------
     predictions : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
         A predictive distribution of any kind, or Gaussian means.
-    variance, std : array-like of shape (n,), optional, keyword-only
-        The Gaussian spread (exactly one) when ``predictions`` holds means.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None.
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
     estimator : {"standard", "fair"}, optional
         The ensemble estimator (samples only).
 
@@ -134,6 +134,7 @@ def crps(
     return P.weighted_mean(_crps_rows(P, estimator))
 
 
+@fill_doc
 @spread_by_name
 def log_score_per_row(
     predictions: Any,
@@ -152,10 +153,9 @@ def log_score_per_row(
     ----------
     predictions : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
         A Gaussian or parametric distribution, or Gaussian means.
-    variance, std : array-like of shape (n,), optional, keyword-only
-        The Gaussian spread (exactly one) when ``predictions`` holds means.
-    targets : array-like of shape (n,)
-        Observed targets.
+    {variance}
+    {std}
+    {targets}
 
     Returns
     -------
@@ -177,6 +177,7 @@ def log_score_per_row(
     return -np.asarray(P.distribution.logpdf(P.targets), dtype=np.float64)
 
 
+@fill_doc
 @spread_by_name
 def log_score(
     predictions: Any,
@@ -195,12 +196,10 @@ def log_score(
     ----------
     predictions : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
         A Gaussian or parametric distribution, or Gaussian means.
-    variance, std : array-like of shape (n,), optional, keyword-only
-        The Gaussian spread (exactly one) when ``predictions`` holds means.
-    targets : array-like of shape (n,)
-        Observed targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights. Default None.
+    {variance}
+    {std}
+    {targets}
+    {sample_weight}
 
     Returns
     -------

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from ..validation import CalibrationInputError
-from .distributions import check_predictive
+from .distributions import QuantileSet, check_predictive
 from .inputs import spread_by_name
 from .pit import DEFAULT_PIT_SEED, _check_seed, randomized_pit
 
@@ -153,8 +153,10 @@ def quantile_calibration_curve(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
     {variance}
     {std}
     {targets}
@@ -164,7 +166,9 @@ def quantile_calibration_curve(
         (0, 1). Default ``0.05, 0.10, ..., 0.95`` (19 levels, the grid of
         :func:`calipers.regression.quantile_calibration`): the tails beyond
         5% and 95% are left out because their coverage is estimated from few
-        rows.
+        rows. For a :class:`~calipers.regression.QuantileSet` the default is
+        its own levels, where the coverage counts the targets below each
+        predicted quantile.
     weights : array-like of shape (m,), optional
         Non-negative level weights ``w_j``. Default None: all 1, the plain
         sum over levels (pass ``numpy.full(m, 1 / m)`` for the mean squared
@@ -189,7 +193,10 @@ def quantile_calibration_curve(
     P = check_predictive(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
-    lv = _check_levels(levels)
+    if levels is None and isinstance(P.distribution, QuantileSet):
+        lv = P.distribution.levels.copy()  # the set's own levels
+    else:
+        lv = _check_levels(levels)
     wj = _check_level_weights(weights, lv.shape[0])
     u = randomized_pit(P, _check_seed(seed))
     v = np.ones(P.n_samples) if P.sample_weight is None else P.sample_weight
@@ -227,8 +234,10 @@ def quantile_calibration_error(
 
     Parameters
     ----------
-    mean : PredictiveDistribution, array-like of shape (n,) or GaussianPredictions
-        A predictive distribution of any kind, or Gaussian means.
+    {mean}
+        Or a predictive distribution of any kind
+        (:class:`~calipers.regression.PredictiveDistribution`; then without
+        ``variance`` and ``std``).
     {variance}
     {std}
     {targets}
