@@ -412,3 +412,70 @@ def test_point_forecast_file_refusals(tmp_path: Path) -> None:
     g = _csv(tmp_path / "two.csv", {"y_pred": MU, "prediction": MU, "y": Y})
     with pytest.raises(PredictionFileError, match="ambiguous"):
         read_point_forecast_file(g)
+
+
+def test_regression_diagram_data_of_distributions() -> None:
+    """The diagrams' numbers for a quantile set and an ensemble are those of the library's
+    functions on the same distribution; with a fitted QuantileRecalibration the bars after
+    are the histogram of its predict_cdf; a Gaussian given as arrays is drawn as before."""
+    from calipers.diagrams import (
+        pit_histogram_diagram_data,
+        quantile_reliability_diagram_data,
+        variance_error_diagram_data,
+    )
+    from calipers.recalibration import QuantileRecalibration
+    from calipers.regression import quantile_calibration
+    from calipers.validation import CalibrationInputError
+
+    qs = QuantileSet(LEVELS, Q)
+    P = check_predictive(qs, targets=Y, sample_weight=W)
+    data = pit_histogram_diagram_data(qs, targets=Y, sample_weight=W, n_bins=5)
+    assert np.array_equal(data.before.counts, pit_histogram(P, n_bins=5).counts)
+    rc = QuantileRecalibration().fit(qs, targets=Y)
+    data = pit_histogram_diagram_data(P, recalibrator=rc, n_bins=5)
+    u = rc.predict_cdf(qs, targets=Y)
+    counts = np.bincount(np.minimum((u * 5).astype(int), 4), weights=W, minlength=5)
+    assert np.allclose(data.after.counts, counts)
+    ens = SampleEnsemble(S)
+    E = check_predictive(ens, targets=Y)
+    qd = quantile_reliability_diagram_data(ens, targets=Y)
+    assert np.allclose(qd.coverage, quantile_calibration(E).coverage[np.argsort(qd.levels)])
+    vd = variance_error_diagram_data(E, n_bins=4)
+    assert vd.before.ence == variance_calibration(E, n_bins=4).ence
+    with pytest.raises(CalibrationInputError, match="variance"):
+        variance_error_diagram_data(qs, targets=Y, n_bins=4)
+    with pytest.raises(CalibrationInputError, match="states its own spread"):
+        pit_histogram_diagram_data(qs, variance=np.ones(N), targets=Y)
+    g = pit_histogram_diagram_data(MU, std=np.ones(N), targets=Y, n_bins=5)
+    assert np.array_equal(
+        g.before.counts, pit_histogram(MU, std=np.ones(N), targets=Y, n_bins=5).counts
+    )
+
+
+def test_regression_report_of_distributions() -> None:
+    """regression_report takes predictions of any kind: the columns from the library's
+    functions on the distribution, NaN where a column needs a Gaussian, a note saying so;
+    a dict with a 'distribution' key works too."""
+    from calipers.regression import crps_per_row, log_score_per_row
+    from calipers.reports import regression_report
+
+    ens = check_predictive(SampleEnsemble(S), targets=Y, sample_weight=W)
+    qs = {"distribution": QuantileSet(LEVELS, Q), "targets": Y}
+    rep = regression_report({"ens": ens, "qs": qs}, skce=False, n_bins=5)
+    e, q = rep.row("ens").metrics, rep.row("qs").metrics
+    assert e["crps"] == pytest.approx(_wmean(crps_per_row(ens), W), rel=1e-12)
+    assert e["ence"] == variance_calibration(ens, n_bins=5).ence
+    assert np.isnan(e["nll"]) and np.isnan(e["dss"]) and np.isnan(q["ence"])
+    pin = [np.mean(_pinball(Q[:, j], Y, t)) for j, t in enumerate(LEVELS)]
+    assert q["crps"] == pytest.approx(2 * np.mean(pin), rel=1e-12)
+    assert any("QuantileSet (quantiles), not Gaussian arrays" in f for f in rep.row("qs").flags)
+    from calipers.regression import Parametric
+
+    t = Parametric("student_t", df=np.full(N, 5.0), loc=MU, scale=np.ones(N))
+    rep = regression_report({"t": check_predictive(t, targets=Y)}, skce=False)
+    lp = _wmean(log_score_per_row(check_predictive(t, targets=Y)), None)
+    assert rep.row("t").metrics["nll"] == pytest.approx(lp, rel=1e-12)
+    from scipy import stats
+
+    nll = -np.mean(stats.t.logpdf(Y, 5.0, loc=MU, scale=1.0))
+    assert rep.row("t").metrics["nll"] == pytest.approx(nll, rel=1e-10)

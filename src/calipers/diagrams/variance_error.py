@@ -48,7 +48,7 @@ __all__ = [
 #: The parameter entries each diagram and its compute step share (filled in by
 #: ``fill_doc``): written once here.
 _PARAMETERS: dict[str, str] = dict(
-    mean="mean : array-like of shape (n,) or GaussianPredictions\n    Predicted means (target units).",
+    mean="mean : array-like of shape (n,), GaussianPredictions, PredictiveDistribution or ProbabilisticPredictions\n    Predicted means (target units), with ``variance`` or ``std``; or a predictive distribution of any kind (quantiles, samples, a parametric family: :class:`calipers.regression.PredictiveDistribution`, with ``targets``; Gneiting & Raftery 2007), drawn from its own distribution function.",
     variance="variance : array-like of shape (n,), optional\n    Predicted variances (> 0), keyword-only. Exactly one of ``variance`` and ``std``.",
     std="std : array-like of shape (n,), optional\n    Predicted standard deviations (> 0), keyword-only.",
     targets="targets : array-like of shape (n,)\n    Observed targets.",

@@ -43,6 +43,11 @@ column                      what (function)
                             Prop. 4.5), of NLL, DSS and CRPS
 ==========================  ==================================================
 
+Predictions of other kinds (quantile sets, ensembles, parametric families;
+:class:`calipers.regression.PredictiveDistribution`) get the columns their
+kind has (CRPS, PIT KS and interval CE always; NLL with a density; the
+variance columns with a variance) and NaN elsewhere, with a note.
+
 Lower is better for the scores and the errors; ``mse_over_avg_var`` and
 ``se_var_ratio`` are best at 1. A recalibrator whose output is not Gaussian
 (the quantile recalibration of Kuleshov et al. 2018) has no predicted
@@ -438,7 +443,18 @@ def regression_report(
         ``"sample_weight"``; or a
         :class:`calipers.regression.GaussianPredictions`, or a
         :class:`calipers.io.RegressionFile`. A tuple is refused: it cannot
-        say whether its spread is a variance or a standard deviation.
+        say whether its spread is a variance or a standard deviation. Or
+        predictions of any other kind: a
+        :class:`calipers.regression.ProbabilisticPredictions` (from
+        :func:`calipers.regression.check_predictive`) or a dict
+        ``{"distribution": d, "targets": y, "sample_weight": w}`` with a
+        :class:`~calipers.regression.QuantileSet`,
+        :class:`~calipers.regression.SampleEnsemble` or
+        :class:`~calipers.regression.Parametric` ``d``: its CRPS, PIT KS and
+        interval CE come from its own distribution function (Gneiting &
+        Raftery 2007), its NLL where it has a density, its ENCE, MSE/AvgVar and
+        SE/Var ratio where it has a variance; the other columns (DSS, SKCE)
+        are NaN, with a note.
     calibration : mapping of str to dict, GaussianPredictions or RegressionFile, optional
         Each model's calibration split, in the same forms; needed for
         ``recalibrators``.
