@@ -231,6 +231,14 @@ def test_count_crps_of_outlying_targets_without_a_loop_over_them() -> None:
     np.testing.assert_allclose(after[:2], [by_hand_up, by_hand_down], rtol=1e-14)
 
 
+def test_count_crps_refusals() -> None:
+    d, y = _poisson()
+    rc = QuantileRecalibration().fit(d, targets=y, seed=1)
+    huge = Parametric("poisson", mu=[1e12])  # scipy's quantiles are nan there
+    with pytest.raises(CalibrationInputError, match="CRPS of the counts of row 0 cannot be summed"):
+        rc.scores(huge, targets=[1e12])
+
+
 def test_count_nll_is_finite_far_in_the_tail() -> None:
     """A count whose CDF rounds to 1 on both sides keeps its log mass (it was inf - inf)."""
     d, y = _poisson()

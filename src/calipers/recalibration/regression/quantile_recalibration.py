@@ -117,7 +117,7 @@ from ...regression import (
     QuantileSet,
     SampleEnsemble,
 )
-from ...validation import CalibrationInputError
+from ...validation import CalibrationInputError, check_work
 from .._schema import Array, Integer, Schema, Values
 from .base import ALL_KINDS, RegressionRecalibrator, register_regression
 
@@ -546,7 +546,23 @@ def _crps_counts(
     a = np.floor(view.quantile(float(s_lo))) - 1.0
     b = np.floor(view.quantile(float(s_hi))) + 1.0
     total = np.maximum(a - y, 0.0) + np.maximum(y - (b + 1.0), 0.0)
+    bad = ~(np.isfinite(a) & np.isfinite(b))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CalibrationInputError(
+            f"QuantileRecalibration: the CRPS of the counts of row {i} cannot be summed: their "
+            f"quantiles at {float(s_lo)!r} and {float(s_hi)!r} are {float(a[i] + 1)!r} and "
+            f"{float(b[i] - 1)!r} (scipy.stats could not compute them)"
+        )
     span = int(np.max(b - a)) + 1
+    check_work(
+        "mean",
+        f"a {type(view).__name__} of counts",
+        [("rows", y.shape[0]), ("integers in the widest row's central range", span)],
+        unit="CDF evaluations",
+        advice="the CRPS of counts sums over the integers each distribution covers; score "
+        "fewer rows at a time",
+    )
     for j in range(span):
         k = a + j
         inside = k <= b
