@@ -479,3 +479,13 @@ def test_regression_report_of_distributions() -> None:
 
     nll = -np.mean(stats.t.logpdf(Y, 5.0, loc=MU, scale=1.0))
     assert rep.row("t").metrics["nll"] == pytest.approx(nll, rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    "argv", [["--kind", "quantiles"], ["--quantile-levels", "0.1"], ["--crossing", "sort"]]
+)
+def test_regression_options_need_a_file(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(["table", *argv], capsys)
+    assert code == 2 and f"{argv[0]} needs a prediction FILE" in err

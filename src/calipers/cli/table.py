@@ -291,14 +291,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return table
 
 
-#: The regression key options (``calipers.cli.regression``) and their attributes.
-_REGRESSION_FLAGS = (
-    ("--mean-key", "mean_key"),
-    ("--variance-key", "variance_key"),
-    ("--std-key", "std_key"),
-    ("--targets-key", "targets_key"),
-    ("--weight-key", "weight_key"),
-)
+def _regression_flags() -> list[tuple[str, str]]:
+    """Every regression option (``calipers.cli.regression``) and its attribute."""
+    from .regression import REGRESSION_OPTIONS
+
+    return [(f, dest) for f, (dest, _, _) in REGRESSION_OPTIONS.items()] + [
+        ("--crossing", "crossing")
+    ]
 
 
 def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -317,7 +316,10 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
                 ("--chunk-rows", args.chunk_rows is not None),
                 ("--scheduler", args.scheduler is not None),
                 ("--workers", args.workers is not None),
-                *((flag, getattr(args, dest) is not None) for flag, dest in _REGRESSION_FLAGS),
+                *(
+                    (flag, getattr(args, dest, None) is not None)
+                    for flag, dest in _regression_flags()
+                ),
             )
             if value
         ]
