@@ -286,6 +286,20 @@ def test_json_round_trip_and_seeds() -> None:
     assert not np.array_equal(other.knots_x_, rc.knots_x_)  # the ensemble's tails are randomised
 
 
+def test_fit_uses_the_pit_of_the_diagnostics() -> None:
+    """The map is fitted to calipers.regression.pit_values with the same seed (same draws)."""
+    from calipers.recalibration.regression.quantile_recalibration import _fit_knots
+    from calipers.regression import pit_values
+
+    for d, y in (_quantile_set(), _poisson()):
+        rc = QuantileRecalibration().fit(d, targets=y, seed=3)
+        u = pit_values(d, targets=y, seed=3)
+        x, k = _fit_knots(np.clip(u, 0.0, 1.0), None, rc._knot_count)
+        assert np.array_equal(rc.knots_x_, x) and np.array_equal(rc.knots_y_, k)
+        gen = QuantileRecalibration().fit(d, targets=y, seed=np.random.default_rng([3, 2009]))
+        assert np.array_equal(gen.knots_x_, rc.knots_x_)
+
+
 def test_sklearn_clone() -> None:
     base = pytest.importorskip("sklearn.base")
     rc = QuantileRecalibration(n_knots=12)

@@ -150,11 +150,14 @@ def _gaussian_arrays(d: PredictiveDistribution) -> dict[str, np.ndarray] | None:
     return None
 
 
-def _seed(seed: Any) -> int | None:
-    if seed is None:
-        return None
+def _seed(seed: Any) -> Any:
+    """A seed of the randomised PIT: a non-negative integer, a Generator or None."""
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
-        raise CalibrationInputError(f"seed must be a non-negative integer or None; got {seed!r}")
+        raise CalibrationInputError(
+            f"seed must be a non-negative integer, a numpy.random.Generator or None; got {seed!r}"
+        )
     return int(seed)
 
 
@@ -307,7 +310,7 @@ class RegressionRecalibrator(Parameters):
         std: Any = None,
         targets: Any = None,
         sample_weight: Any = None,
-        seed: int | None = 0,
+        seed: Any = 0,
     ) -> RegressionRecalibrator:
         """Fit the map on a calibration split of predictions.
 
@@ -325,10 +328,12 @@ class RegressionRecalibrator(Parameters):
             Observed targets.
         sample_weight : array-like of shape (n,), optional
             Non-negative row weights (a weight of 2 counts like the row twice).
-        seed : int or None, default 0
+        seed : int, numpy.random.Generator or None, default 0
             Seed of the uniform draws of the randomised PIT (Czado, Gneiting &
             Held 2009) of distributions with atoms or unknown tails
-            (:meth:`calipers.regression.PredictiveDistribution.pit_interval`);
+            (:meth:`calipers.regression.PredictiveDistribution.pit_interval`),
+            drawn as :func:`calipers.regression.pit_values` draws them (an
+            integer seeds ``numpy.random.default_rng([seed, 2009])``);
             Gaussian predictions draw nothing. None draws fresh entropy.
 
         Returns
@@ -383,7 +388,7 @@ class RegressionRecalibrator(Parameters):
         variance: Any = None,
         std: Any = None,
         targets: Any = None,
-        seed: int | None = 0,
+        seed: Any = 0,
     ) -> np.ndarray:
         """Recalibrated PIT values: ``R(U_i)`` for a quantile map, ``F'_i(y_i)`` otherwise.
 
@@ -595,9 +600,7 @@ class RegressionRecalibrator(Parameters):
 
     # the kinds other than "gaussian" (only reached for kinds listed in ``kinds``)
 
-    def _fit_distribution(
-        self, P: ProbabilisticPredictions, seed: int | None
-    ) -> None:  # pragma: no cover
+    def _fit_distribution(self, P: ProbabilisticPredictions, seed: Any) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def _cdf_distribution(
@@ -606,7 +609,7 @@ class RegressionRecalibrator(Parameters):
         raise NotImplementedError
 
     def _pit_distribution(
-        self, d: PredictiveDistribution, y: np.ndarray, seed: int | None
+        self, d: PredictiveDistribution, y: np.ndarray, seed: Any
     ) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 

@@ -69,7 +69,9 @@ arrays and gets the closed forms):
   ``[F(y-), F(y)]`` where the distribution has an atom or unknown tails
   (counts; a quantile set below its first or above its last quantile),
   ``U = F(y-) + V (F(y) - F(y-))`` with ``V`` uniform (Czado, Gneiting & Held
-  2009), drawn from ``numpy.random.default_rng(seed)``;
+  2009), drawn as :func:`calipers.regression.pit.randomized_pit` draws them
+  (``numpy.random.default_rng([seed, 2009])``, a stream apart from data
+  simulated with ``default_rng(seed)``);
 * ``predict_cdf`` is ``R(F(y))``, ``predict_pit`` is ``R(U)`` with ``U``
   randomised as in the fit (uniform when ``R`` is the CDF of ``U``), and
   ``predict_quantile`` is ``F^-1(R^-1(q))``, one level at a time
@@ -107,6 +109,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -117,6 +120,7 @@ from ...regression import (
     QuantileSet,
     SampleEnsemble,
 )
+from ...regression.pit import randomized_pit
 from ...validation import CalibrationInputError, check_work
 from .._schema import Array, Integer, Schema, Values
 from .base import ALL_KINDS, RegressionRecalibrator, register_regression
@@ -448,15 +452,17 @@ def _view(d: PredictiveDistribution) -> PredictiveDistribution:
     return d
 
 
-def _randomised_pit(view: PredictiveDistribution, y: np.ndarray, seed: int | None) -> np.ndarray:
+def _randomised_pit(view: PredictiveDistribution, y: np.ndarray, seed: Any) -> np.ndarray:
     """``U = lo + V (hi - lo)``, ``V ~ U(0, 1)`` seeded, over the PIT interval of each row.
 
     Czado, Gneiting & Held 2009: uniform on [0, 1] when the predictions are
-    calibrated; ``lo == hi`` (continuous at ``y``) gives the PIT itself.
+    calibrated; ``lo == hi`` (continuous at ``y``) gives the PIT itself. The
+    draws are those of :func:`calipers.regression.pit.randomized_pit` (the
+    PIT of the diagnostics, with the same seed): a stream of their own,
+    ``numpy.random.default_rng([seed, 2009])``, for the rows with a jump.
     """
-    lo, hi = view.pit_interval(y)
-    v = np.random.default_rng(seed).random(lo.shape[0])
-    return np.clip(np.where(hi > lo, lo + v * (hi - lo), hi), 0.0, 1.0)
+    P = ProbabilisticPredictions(distribution=view, targets=y, sample_weight=None)
+    return np.clip(randomized_pit(P, seed), 0.0, 1.0)
 
 
 def _inverse_map(xk: np.ndarray, yk: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -708,7 +714,7 @@ class QuantileRecalibration(RegressionRecalibrator):
             return np.array([0.0, 1.0]), np.array([0.0, 1.0])
         return self.knots_x_, self.knots_y_
 
-    def _fit_distribution(self, P: ProbabilisticPredictions, seed: int | None) -> None:
+    def _fit_distribution(self, P: ProbabilisticPredictions, seed: Any) -> None:
         view = _view(P.distribution)
         u = _randomised_pit(view, P.targets, seed)
         self.knots_x_, self.knots_y_ = _fit_knots(u, P.sample_weight, self._knot_count)
@@ -717,9 +723,7 @@ class QuantileRecalibration(RegressionRecalibrator):
         F = _view(d).cdf(y)
         return np.clip(np.interp(F, self.knots_x_, self.knots_y_), 0.0, 1.0)
 
-    def _pit_distribution(
-        self, d: PredictiveDistribution, y: np.ndarray, seed: int | None
-    ) -> np.ndarray:
+    def _pit_distribution(self, d: PredictiveDistribution, y: np.ndarray, seed: Any) -> np.ndarray:
         u = _randomised_pit(_view(d), y, seed)
         return np.clip(np.interp(u, self.knots_x_, self.knots_y_), 0.0, 1.0)
 
