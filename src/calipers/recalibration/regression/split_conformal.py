@@ -38,11 +38,11 @@ smallest of 99 scores instead of the 90th).
 **Weights** are repetition counts, as everywhere in calipers (a weight of 2
 counts like the row twice); the new row counts once. With total weight ``W``
 the interval's ``d`` is the smallest score whose cumulative weight reaches
-``(W + 1) * level``; with integer weights this equals repeating the rows, and
-``W + 1 < (W + 1) * level`` never holds, so the whole line comes only from a
-total weight below ``level / (1 - level)``. (The weighted conformal prediction
-of Tibshirani et al. 2019 under covariate shift weights the
-new row by its own likelihood ratio; that is not this.)
+``(W + 1) * level``; with integer weights this equals repeating the rows. No
+score reaches it when ``W < (W + 1) * level``, that is when the total weight is
+below ``level / (1 - level)``: then the interval is the whole line. (The
+weighted conformal prediction of Tibshirani et al. 2019 under covariate shift
+weights the new row by its own likelihood ratio; that is not this.)
 """
 
 from __future__ import annotations
