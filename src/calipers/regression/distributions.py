@@ -509,6 +509,14 @@ class Parametric(PredictiveDistribution):
     **params : array-like of shape (n,) or scalar
         The family's parameters, by name, all of them.
 
+    Attributes
+    ----------
+    family : str
+        The family's name; ``"scipy.<name>"`` for another scipy.stats
+        distribution read by :meth:`from_scipy`.
+    params : dict of str to numpy.ndarray
+        Each parameter as an ``(n,)`` float64 array (scalars broadcast).
+
     Examples
     --------
     >>> from calipers.regression import Parametric
@@ -1042,6 +1050,13 @@ class QuantileSet(PredictiveDistribution):
         Fernández-Val & Galichon 2010, which never moves a quantile set
         further from the truth in any Lp norm.
 
+    Attributes
+    ----------
+    levels : numpy.ndarray
+        ``(m,)`` float64 levels.
+    quantiles : numpy.ndarray
+        ``(n, m)`` float64 quantiles, non-decreasing along each row (a copy).
+
     Examples
     --------
     >>> from calipers.regression import QuantileSet
@@ -1161,7 +1176,12 @@ class QuantileSet(PredictiveDistribution):
         return q0 + frac * (q1 - q0)
 
     def crps(self, y: Any) -> np.ndarray:
-        """The quantile-averaged pinball form of the CRPS (helper A's ``crps_quantiles_per_row``)."""
+        """The quantile-averaged pinball form of the CRPS, per row.
+
+        :func:`calipers.regression.crps_quantiles_per_row` of the set's levels
+        and quantiles (Gneiting & Raftery 2007; Bracher et al. 2021), in
+        target units.
+        """
         from .crps import crps_quantiles_per_row
 
         return np.asarray(crps_quantiles_per_row(self.levels, self.quantiles, self._targets(y)))
@@ -1257,6 +1277,11 @@ class SampleEnsemble(PredictiveDistribution):
     samples : array-like or torch.Tensor of shape (n, k)
         ``k >= 1`` finite members per row, target units.
 
+    Attributes
+    ----------
+    samples : numpy.ndarray
+        ``(n, k)`` float64 members, in the order given (a copy).
+
     Examples
     --------
     >>> from calipers.regression import SampleEnsemble
@@ -1342,7 +1367,12 @@ class SampleEnsemble(PredictiveDistribution):
         return np.var(self.samples, axis=1)
 
     def crps(self, y: Any, estimator: str | None = None) -> np.ndarray:
-        """CRPS of the members (helper A's ``crps_ensemble_per_row``; ``estimator`` passed on)."""
+        """CRPS of the members, per row (Gneiting & Raftery 2007; Ferro 2014).
+
+        :func:`calipers.regression.crps_ensemble_per_row` of the members;
+        ``estimator`` (``"standard"`` or ``"fair"``) is passed on, None for
+        that function's default.
+        """
         from .crps import crps_ensemble_per_row
 
         t = self._targets(y)
