@@ -284,3 +284,18 @@ def test_quantile_sets_default_to_their_own_levels() -> None:
     # no symmetric pair: the default grid
     one_sided = QuantileSet([0.5, 0.9], q[:, [2, 4]])
     assert quantile_calibration(one_sided, targets=y).levels.shape == (19,)
+
+
+def test_quantile_calibration_memory_does_not_grow_with_the_levels() -> None:
+    # the former code held a (levels x n) comparison matrix in blocks of up to 2**24
+    # entries (150 MB at 2e5 rows x 98 levels); now a few arrays of n values
+    import tracemalloc
+
+    mu, sd, y, w = _data(200_000, 13)
+    lv = np.linspace(0.01, 0.98, 98)
+    for weights in (None, w):
+        tracemalloc.start()
+        quantile_calibration(mu, std=sd, targets=y, levels=lv, sample_weight=weights)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 12 * 200_000 * 8, peak  # under 12 float64 arrays of n

@@ -167,6 +167,11 @@ def test_adversarial_group_calibration_by_hand() -> None:
         adversarial_group_calibration(mu, std=sd, targets=y, cali_type="max")
     with pytest.raises(CalibrationInputError, match="RandomState"):
         adversarial_group_calibration(mu, std=sd, targets=y, seed=None)
+    big = np.zeros(10**6)
+    with pytest.raises(CalibrationInputError, match="drawn rows, more than the maximum"):
+        adversarial_group_calibration(
+            big, std=big + 1, targets=big, num_trials=1000, num_group_draws=1000
+        )
 
 
 def test_other_kinds_read_the_pit() -> None:

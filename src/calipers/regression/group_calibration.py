@@ -26,7 +26,7 @@ import numpy as np
 
 from .._backend import is_torch
 from .._docstrings import fill_doc
-from ..validation import CalibrationInputError, check_integer
+from ..validation import CalibrationInputError, check_integer, check_work
 from .distributions import check_predictive
 from .inputs import spread_by_name
 from .miscalibration import (
@@ -192,11 +192,19 @@ def adversarial_group_calibration(
         raise CalibrationInputError(
             "adversarial group calibration needs at least 2 rows (groups have at least 2)"
         )
+    ratios = np.linspace(0.0, 1.0, G)
+    drawn = sum(max(int(round(n * r)), 2) for r in ratios)
+    check_work(
+        "num_trials",
+        T,
+        [("group rows", drawn), ("trials", T), ("draws", D)],
+        unit="drawn rows",
+        advice="use fewer trials, draws or group sizes",
+    )
     gaussian, v = _values(P, s)
     w = P.sample_weight
     expected = np.linspace(0.0, 1.0, B)
     rs = np.random.RandomState(s)
-    ratios = np.linspace(0.0, 1.0, G)
     score_mean = np.empty(G)
     score_stderr = np.empty(G)
     for g, r in enumerate(ratios):
