@@ -620,3 +620,15 @@ def test_predictive_distributions_give_their_functional() -> None:
         bias(G, y, functional="expectile", level=0.3)
     S = SampleEnsemble(np.array([[0.0, 2.0], [1.0, 3.0], [5.0, 7.0]]))
     np.testing.assert_allclose(identification_function(S, y), [1.0 - 0.5, 2.0, 6.0 - 3.0])
+
+
+def test_group_of_zero_weight_is_nan() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = bias_by_group(
+            [1.0, 2.0, 3.0], [0.0, 0.0, 0.0], groups=["a", "b", "b"], sample_weight=[0.0, 1.0, 1.0]
+        )
+    assert np.isnan(r.bias[0]) and np.isnan(r.p_value[0]) and r.count[0] == 1
+    assert r.bias[1] == 2.5 and r.overall.bias == 2.5

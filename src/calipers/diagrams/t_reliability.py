@@ -136,8 +136,9 @@ def t_reliability_diagram_data(
 
     Parameters
     ----------
-    forecasts : array-like of shape (n,)
-        Point forecasts of the functional (target units).
+    forecasts : array-like of shape (n,), or PredictiveDistribution
+        Point forecasts of the functional (target units); a predictive
+        distribution gives its mean or quantile at the level.
     targets : array-like of shape (n,)
         Observed targets.
     functional : {"mean", "median", "quantile", "expectile"}, default "mean"
@@ -268,8 +269,9 @@ def t_reliability_diagram(
 
     Parameters
     ----------
-    forecasts : array-like of shape (n,)
-        Point forecasts of the functional (target units).
+    forecasts : array-like of shape (n,), or PredictiveDistribution
+        Point forecasts of the functional (target units); a predictive
+        distribution gives its mean or quantile at the level.
     targets : array-like of shape (n,)
         Observed targets.
     functional : {"mean", "median", "quantile", "expectile"}, default "mean"

@@ -530,7 +530,8 @@ class BiasByGroup:
     feature_mean : numpy.ndarray or None
         ``(g,)`` the plain mean of the feature within each bin, or None.
     bias, stderr, t_statistic, p_value, ci_low, ci_high : numpy.ndarray
-        ``(g,)`` as in :class:`GeneralizedBias`, within each group.
+        ``(g,)`` as in :class:`GeneralizedBias`, within each group (NaN for
+        a group whose rows all weigh 0).
     count : numpy.ndarray
         ``(g,)`` rows per group.
     weight : numpy.ndarray
@@ -716,9 +717,10 @@ def bias_by_group(
     g = labels.shape[0]
     count = np.bincount(codes, minlength=g)
     wsum = np.bincount(codes, weights=w, minlength=g)
-    mean = np.bincount(codes, weights=w * v, minlength=g) / wsum
-    d = v - mean[codes]
-    s2 = np.bincount(codes, weights=w * d * d, minlength=g) / wsum
+    with np.errstate(divide="ignore", invalid="ignore"):  # a group of weight 0: NaN
+        mean = np.bincount(codes, weights=w * v, minlength=g) / wsum
+        d = v - mean[codes]
+        s2 = np.bincount(codes, weights=w * d * d, minlength=g) / wsum
     se = np.sqrt(np.where(count > 1, s2 / np.maximum(count - 1, 1), s2))
     t, p, lo, hi = _t_summary(mean, se, count, c)
     overall = bias(P, confidence_level=c)
