@@ -8,14 +8,14 @@ uses) when the expected identification function vanishes, ``E[V(Z, Y) | Z] =
 0`` (Gneiting & Resin 2023, §2). The canonical identification functions are,
 with ``1{z >= y}`` the indicator of a forecast at or above the target:
 
-==============  ================================================
-functional      ``V(z, y)``
-==============  ================================================
-``"mean"``      ``z - y``
-``"median"``    ``1{z >= y} - 1/2``
-``"quantile"``  ``1{z >= y} - alpha``
-``"expectile"`` ``2 * abs(1{z >= y} - tau) * (z - y)``
-==============  ================================================
+=================  ==========================================
+functional         ``V(z, y)``
+=================  ==========================================
+``"mean"``         ``z - y``
+``"median"``       ``1{z >= y} - 1/2``
+``"quantile"``     ``1{z >= y} - alpha``
+``"expectile"``    ``2 * abs(1{z >= y} - tau) * (z - y)``
+=================  ==========================================
 
 (the sign and the tie rule ``z >= y`` are those of model-diagnostics; the
 ``tau = 1/2`` expectile is the mean). Their (weighted) average is the
