@@ -432,3 +432,12 @@ def test_crps_of_samples_and_quantile_sets_goes_through_the_score_functions() ->
     np.testing.assert_array_equal(
         Q.crps([1.5]), crps_quantiles_per_row(Q.levels, Q.quantiles, np.array([1.5]))
     )
+
+
+def test_gaussian_keeps_its_own_arrays() -> None:
+    m = np.array([0.0, 1.0])
+    v = np.array([1.0, 2.0])
+    G = Gaussian(m, variance=v)
+    m[0] = 9.0
+    v[0] = 9.0
+    assert G.mean().tolist() == [0.0, 1.0] and G.variance().tolist() == [1.0, 2.0]

@@ -357,8 +357,10 @@ class Gaussian(PredictiveDistribution):
         # check_gaussian is the one Gaussian check: the same messages and the same
         # float64 values (std squared as there)
         G = check_gaussian(mu, variance=variance, std=std, targets=np.zeros(mu.shape[0]))
-        self._mean = G.mean
-        self._variance = G.variance
+        # copies where the caller's own float64 arrays came through: the distribution
+        # does not change when the caller's arrays do
+        self._mean = G.mean.copy() if G.mean is mean else G.mean
+        self._variance = G.variance.copy() if G.variance is variance else G.variance
 
     @classmethod
     def _trusted(cls, mean: np.ndarray, variance: np.ndarray) -> Gaussian:
