@@ -404,5 +404,8 @@ for _f in (
     root_mean_squared_calibration_error,
 ):
     assert _f.__doc__ is not None
-    _f.__doc__ = _f.__doc__.replace("    {params}\n", substitute(_PARAMS[1:], PARAMETERS))
+    # the Parameters section, a blank line before and after it
+    _f.__doc__ = _f.__doc__.replace(
+        "    {params}\n", "\n" + substitute(_PARAMS[1:], PARAMETERS) + "\n"
+    )
 del _f
