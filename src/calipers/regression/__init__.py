@@ -16,6 +16,13 @@ squared error (their Tables 1 and 2). This package holds:
   :func:`variance_calibration` (Levi et al. 2022; Gruber & Buettner 2022),
   and the one-sided :func:`quantile_calibration_error` of Kuleshov et al. 2018
   (a different quantity: one-sided coverage, squared gaps summed);
+* predictive distributions of any kind (:class:`PredictiveDistribution`:
+  :class:`Gaussian`, :class:`Parametric`, :class:`QuantileSet`,
+  :class:`SampleEnsemble`; :func:`check_predictive`), which every calibration
+  diagnostic takes as its first argument, with the randomised PIT of Czado,
+  Gneiting & Held 2009 where a distribution jumps, uncertainty-toolbox's
+  :func:`miscalibration_area` (Chung et al. 2021) and calibration within
+  groups (:func:`calibration_by_group`, :func:`adversarial_group_calibration`);
 * decompositions: :func:`crps_decomposition` (threshold-wise Brier
   decomposition, Hersbach 2000) and :func:`gaussian_score_decomposition`
   (DSS and Gaussian NLL, Gruber & Buettner 2022, Lemma 4.1).
