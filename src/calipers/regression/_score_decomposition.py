@@ -295,6 +295,13 @@ def t_reliability_curve(
     solution minimises the mean of every consistent scoring function at once.
     Rows of weight 0 take no part in the fit.
 
+    Cost: the mean and expectiles run SciPy's PAV (expectiles a few times,
+    reweighted), ``O(n log n)`` with the sort: 10**5 rows in about 0.1 s.
+    Quantiles pool blocks of sorted targets, ``O(n log n)`` on typical data
+    (10**6 rows in 7-13 s on one core) but up to ``O(n**2)`` when long
+    runs of forecasts decrease against their targets (10**5 such rows:
+    about 20 s).
+
     Parameters
     ----------
     forecasts : array-like of shape (n,), or PointForecasts
