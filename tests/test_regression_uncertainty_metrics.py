@@ -32,7 +32,7 @@ from calipers.regression import (
     pit_values,
     root_mean_squared_calibration_error,
 )
-from calipers.regression.predictive_scores import crps
+from calipers.regression import crps
 from calipers.validation import CalibrationInputError
 
 

@@ -47,6 +47,14 @@ from ._interval_score import (
     weighted_interval_score,
     weighted_interval_score_per_row,
 )
+from ._score_decomposition import (
+    SCORING_FUNCTIONS,
+    ScoreDecomposition,
+    TReliabilityCurve,
+    isotonic_recalibration,
+    score_decomposition,
+    t_reliability_curve,
+)
 from .consistent_scores import (
     bregman_score,
     bregman_score_per_row,
@@ -57,7 +65,7 @@ from .consistent_scores import (
     squared_error,
     squared_error_per_row,
 )
-from .crps import (
+from .crps_estimators import (
     crps_ensemble,
     crps_ensemble_per_row,
     crps_quantiles,
@@ -115,19 +123,11 @@ from .point_forecast import (
     check_point_forecast,
     identification_function,
 )
-from .predictive_scores import crps_per_row, log_score, log_score_per_row
+from .predictive_scores import crps, crps_per_row, log_score, log_score_per_row
 from .quantile_error import (
     QuantileCalibrationCurve,
     quantile_calibration_curve,
     quantile_calibration_error,
-)
-from ._score_decomposition import (
-    SCORING_FUNCTIONS,
-    ScoreDecomposition,
-    TReliabilityCurve,
-    isotonic_recalibration,
-    score_decomposition,
-    t_reliability_curve,
 )
 from .scores import (
     crps_gaussian,
@@ -180,6 +180,7 @@ __all__ = [
     "AdversarialGroupCalibration",
     "calibration_by_group",
     "GroupCalibration",
+    "crps",
     "crps_per_row",
     "log_score",
     "log_score_per_row",

@@ -1,6 +1,6 @@
 """Array checks shared by the scores of quantiles, samples, intervals and point forecasts.
 
-Every score of :mod:`calipers.regression.crps`,
+Every score of :mod:`calipers.regression.crps_estimators`,
 :mod:`calipers.regression.consistent_scores` and
 :mod:`calipers.regression._interval_score` reads its arrays here: NumPy arrays,
 array-likes and PyTorch tensors (any device, moved to the CPU) become float64

@@ -1184,7 +1184,7 @@ class QuantileSet(PredictiveDistribution):
         and quantiles (Gneiting & Raftery 2007; Bracher et al. 2021), in
         target units.
         """
-        from .crps import crps_quantiles_per_row
+        from .crps_estimators import crps_quantiles_per_row
 
         return np.asarray(crps_quantiles_per_row(self.levels, self.quantiles, self._targets(y)))
 
@@ -1375,7 +1375,7 @@ class SampleEnsemble(PredictiveDistribution):
         ``estimator`` (``"standard"`` or ``"fair"``) is passed on, None for
         that function's default.
         """
-        from .crps import crps_ensemble_per_row
+        from .crps_estimators import crps_ensemble_per_row
 
         t = self._targets(y)
         if estimator is None:

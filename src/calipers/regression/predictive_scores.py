@@ -123,7 +123,7 @@ def crps(
 
     Examples
     --------
-    >>> from calipers.regression.predictive_scores import crps
+    >>> from calipers.regression import crps
     >>> from calipers.regression import SampleEnsemble
     >>> crps(SampleEnsemble([[0.0, 2.0], [1.0, 1.0]]), targets=[1.0, 1.0], sample_weight=[3.0, 1.0])
     0.375
