@@ -194,6 +194,13 @@ class _RColumn:
     meaning: str  # for the help and the notes
     kinds: tuple[str, ...]  # the kinds of prediction it applies to
     value: Callable[[RegressionModel, int], float]  # (model, n_bins) -> number
+    beyond: str = ""  # what it means for kinds other than a Gaussian (said when one is there)
+
+    def text(self, gaussian_only: bool) -> str:
+        """The meaning, with what it is for other kinds unless every file is Gaussian."""
+        return (
+            self.meaning if gaussian_only or not self.beyond else f"{self.meaning} ({self.beyond})"
+        )
 
 
 _ALL = ("gaussian", "quantiles", "samples")
@@ -204,26 +211,26 @@ REGRESSION_COLUMNS: tuple[_RColumn, ...] = (
     _RColumn(
         "nll",
         "NLL",
-        "mean Gaussian negative log-likelihood, in nats (Gaussian files only: quantiles and "
-        "samples state no density)",
+        "mean Gaussian negative log-likelihood, in nats",
         ("gaussian",),
         lambda M, b: gaussian_nll(M.gaussian) if M.gaussian is not None else log_score(M.P),
+        beyond="Gaussian files only: quantiles and samples state no density",
     ),
     _RColumn(
         "dss",
         "DSS",
-        "mean Dawid-Sebastiani score log(sigma^2) + (y - mu)^2 / sigma^2 (Gaussian files)",
+        "mean Dawid-Sebastiani score log(sigma^2) + (y - mu)^2 / sigma^2",
         ("gaussian",),
         lambda M, b: dawid_sebastiani(M.gaussian),
+        beyond="Gaussian files only",
     ),
     _RColumn(
         "crps",
         "CRPS",
-        "mean continuous ranked probability score, in target units: closed form for a Gaussian, "
-        "the standard ensemble estimator for samples, the quantile-averaged pinball form for "
-        "quantiles (Gneiting & Raftery 2007)",
+        "mean continuous ranked probability score, in target units",
         _ALL,
         lambda M, b: _crps(M),
+        beyond="closed form for a Gaussian, the standard ensemble estimator for samples, the quantile-averaged pinball form for quantiles; Gneiting & Raftery 2007",
     ),
     _RColumn(
         "pinball",
@@ -259,10 +266,11 @@ REGRESSION_COLUMNS: tuple[_RColumn, ...] = (
     _RColumn(
         "pit_ks",
         "PIT KS",
-        "Kolmogorov-Smirnov distance of the PIT values F(y) from the uniform distribution "
-        "(Kuleshov et al. 2018; randomised where F jumps, Czado, Gneiting & Held 2009), in [0, 1]",
+        "Kolmogorov-Smirnov distance of the PIT values Phi((y - mu) / sigma) from the "
+        "uniform distribution (Kuleshov et al. 2018), in [0, 1]",
         _ALL,
         lambda M, b: pit_histogram(_own(M)).ks_statistic,
+        beyond="for other kinds F(y) of their own distribution function, randomised where F jumps; Czado, Gneiting & Held 2009",
     ),
     _RColumn(
         "interval_ce",
@@ -300,9 +308,10 @@ REGRESSION_COLUMNS: tuple[_RColumn, ...] = (
         "ence",
         "ENCE",
         "expected normalized calibration error over equal-mass bins of predicted variance "
-        "(Levi et al. 2022): mean |RMV - RMSE| / RMV (Gaussian and sample files)",
+        "(Levi et al. 2022): mean |RMV - RMSE| / RMV",
         _VAR,
         lambda M, b: variance_calibration(_own(M), n_bins=min(b, M.n_samples)).ence,
+        beyond="Gaussian and sample files",
     ),
     _RColumn(
         "mse_over_avg_var",
@@ -339,7 +348,7 @@ REGRESSION_HELP = (
     "  --crossing sort rearranges crossing quantiles (Chernozhukov et al. 2010; default:\n"
     "  refused, naming the row). Such a file is detected and tabulated with the columns that\n"
     "  apply to its kind (n/a where one does not)\n"
-    + "".join(f"  {c.key}: {c.meaning}\n" for c in REGRESSION_COLUMNS)
+    + "".join(f"  {c.key}: {c.text(False)}\n" for c in REGRESSION_COLUMNS)
     + "  ENCE uses --bins equal-mass bins (at most one per row). Files of regression and\n"
     "  classification predictions in one call are refused; --chunk-rows and\n"
     "  --scheduler/--workers do not apply.\n"
@@ -545,7 +554,8 @@ def _build(
     for name, M in models:
         row = regression_row(M, n_bins)
         rows.append({"model": name, "n": row["n"], **{c.key: row[c.key] for c in shown}})
-    notes = [f"{c.header}: {c.meaning}." for c in shown]
+    gaussian_only = kinds == {"gaussian"}
+    notes = [f"{c.header}: {c.text(gaussian_only)}." for c in shown]
     if len(kinds) > 1:
         notes.append(
             "n/a: the column does not apply to the file's kind of prediction ("
