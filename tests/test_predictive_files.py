@@ -301,3 +301,18 @@ def test_kind_contradicting_options_refused(tmp_path: Path) -> None:
         read_predictive_file(f, kind="samples", quantile_levels="0.1,0.9")
     with pytest.raises(PredictionFileError, match="kind must be one of"):
         read_predictive_file(f, kind="ensemble")
+
+
+def test_features_named_like_samples_stay_features(tmp_path: Path) -> None:
+    # scikit-learn's diabetes features are s1 ... s6: beside quantiles or sample_0.. they are
+    # features (listed as not used), not an ensemble
+    feats = {f"s{j}": S[:, j - 1] for j in range(1, 5)}
+    f = _write(tmp_path / "q.csv", {**feats, "q0.1": Q[:, 0], "q0.9": Q[:, 2], "y": Y})
+    assert predictive_file_kinds(f) == ("quantiles",)
+    pf = read_predictive_file(f)
+    assert pf.kind == "quantiles" and "'s1'" in pf.note
+    g = _write(tmp_path / "e.csv", {**feats, "sample_0": Q[:, 0], "sample_1": Q[:, 2], "y": Y})
+    pf = read_predictive_file(g)
+    np.testing.assert_array_equal(pf.samples, Q[:, [0, 2]])
+    h = _write(tmp_path / "s.csv", {**feats, "y": Y})  # alone, s1.. are an ensemble
+    assert read_predictive_file(h).samples.shape == (N, 4)

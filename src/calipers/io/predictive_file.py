@@ -95,6 +95,10 @@ SAMPLE_PREFIXES = (
     "s",
 )
 
+#: Sample prefixes that are also common feature names (scikit-learn's diabetes data has
+#: s1 ... s6): numbered columns with only these prefixes are samples when nothing else is.
+_WEAK_SAMPLE_PREFIXES = {"s"}
+
 _SAVE_HINT = (
     "e.g. a .csv file with the header 'q0.05,q0.5,q0.95,y' (quantiles), "
     "'sample_0,sample_1,...,y' (samples), 'lower,upper,y' with interval_level= (an interval) "
@@ -404,7 +408,8 @@ class _Candidates:
             out.append("quantiles")
         if self.lower and self.upper:
             out.append("interval")
-        if self.sample_groups or self.samples_array:
+        weak = set(self.sample_groups) <= _WEAK_SAMPLE_PREFIXES and not self.samples_array
+        if (self.sample_groups or self.samples_array) and not (out and weak):
             out.append("samples")
         return out
 
@@ -754,6 +759,9 @@ def _read_samples(
         return _matrix(src, name, "samples"), f"samples from '{name}'"
     else:
         groups = c.sample_groups
+        strong = {p: g for p, g in groups.items() if p not in _WEAK_SAMPLE_PREFIXES}
+        if strong:
+            groups = strong  # sample_0.. beside features s1, s2: the features stay unused
         if c.samples_array or len(groups) > 1:
             listed = "; ".join(_listed([n for n, _ in g]) for g in groups.values())
             extra = f"; {_listed(c.samples_array)}" if c.samples_array else ""
