@@ -67,8 +67,7 @@ def _t_reliability_figure(args: argparse.Namespace) -> Any:
     forecasts and targets, or the functional of a file of predictive distributions."""
     from .. import diagrams
     from ..diagrams._style import plain_text
-    from ..io import predictive_file_kinds
-    from ..io.predictive_file import read_point_forecast_file
+    from ..io import predictive_file_kinds, read_point_forecast_file
     from .regression import read_regression_models, regression_keys
 
     path = str(args.files[0])

@@ -157,7 +157,8 @@ quantile columns (``q0.05``, ``quantile_0.05``, ``q5``, ``5%``, ``0.05``,
 darts' ``target_q0.05``), a central interval (``lower``, ``upper`` and a
 stated level) or samples (``sample_0, sample_1, ...`` or an ``(n, k)``
 array ``samples``); :func:`predictive_file_kinds` says which kinds a file's
-names could hold.
+names could hold; :func:`read_point_forecast_file` reads point forecasts
+(``y_pred``, ``forecast``, ...) and their targets.
 """
 
 from __future__ import annotations
@@ -166,7 +167,12 @@ from .chunks import PredictionChunk, PredictionChunks, read_prediction_chunks
 from .declared import DeclaredSize, declared_size
 from .keys import LABELS_KEYS, LOGITS_KEYS, PROBS_KEYS
 from .prediction_file import PredictionFile, PredictionFileError
-from .predictive_file import PredictiveFile, predictive_file_kinds, read_predictive_file
+from .predictive_file import (
+    PredictiveFile,
+    predictive_file_kinds,
+    read_point_forecast_file,
+    read_predictive_file,
+)
 from .read import read_predictions
 from .regression_file import RegressionFile, is_regression_file, read_regression_file
 
@@ -186,6 +192,7 @@ __all__ = [
     "PredictiveFile",
     "read_predictive_file",
     "predictive_file_kinds",
+    "read_point_forecast_file",
     "declared_size",
     "DeclaredSize",
 ]
@@ -206,6 +213,7 @@ for _public in (
     PredictiveFile,
     read_predictive_file,
     predictive_file_kinds,
+    read_point_forecast_file,
     declared_size,
     DeclaredSize,
 ):

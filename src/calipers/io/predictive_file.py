@@ -1058,7 +1058,7 @@ def read_point_forecast_file(
     Examples
     --------
     >>> import tempfile, os
-    >>> from calipers.io.predictive_file import read_point_forecast_file
+    >>> from calipers.io import read_point_forecast_file
     >>> f = os.path.join(tempfile.mkdtemp(), "p.csv")
     >>> with open(f, "w") as fh:
     ...     _ = fh.write("y_pred,y\\n1.0,1.5\\n2.0,1.0\\n")
