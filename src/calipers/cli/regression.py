@@ -347,7 +347,7 @@ REGRESSION_HELP = (
     "  --upper-key, --targets-key, --weight-key; --kind when the names allow several kinds;\n"
     "  --crossing sort rearranges crossing quantiles (Chernozhukov et al. 2010; default:\n"
     "  refused, naming the row). Such a file is detected and tabulated with the columns that\n"
-    "  apply to its kind (n/a where one does not)\n"
+    "  apply to its kind (n/a where one does not):\n"
     + "".join(f"  {c.key}: {c.text(False)}\n" for c in REGRESSION_COLUMNS)
     + "  ENCE uses --bins equal-mass bins (at most one per row). Files of regression and\n"
     "  classification predictions in one call are refused; --chunk-rows and\n"
