@@ -280,6 +280,7 @@ REGRESSION_COLUMNS: tuple[_RColumn, ...] = (
         "interval_coverage_error, not the one-sided quantile_calibration_error)",
         _ALL,
         lambda M, b: interval_coverage_error(_own(M)),
+        beyond="for a quantile set, at the central intervals it states, pairs of levels tau and 1 - tau, when it has such a pair",
     ),
     _RColumn(
         "quantile_ce",
