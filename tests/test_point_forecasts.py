@@ -632,3 +632,23 @@ def test_group_of_zero_weight_is_nan() -> None:
         )
     assert np.isnan(r.bias[0]) and np.isnan(r.p_value[0]) and r.count[0] == 1
     assert r.bias[1] == 2.5 and r.overall.bias == 2.5
+
+
+def test_quantile_pav_with_pending_rows_equals_block_pooling() -> None:
+    # the unweighted quantile path keeps rows pending in large blocks; the
+    # block-by-block PAV with full sorts gives the same blocks and values
+    from calipers.regression import _score_decomposition as sd
+
+    rng = np.random.default_rng(9)
+    for trial in range(8):
+        n = 3000 if trial < 4 else int(rng.integers(1, 300))
+        if trial < 4:  # forecasts against their targets: one block grows row by row
+            y = -np.arange(n) + rng.normal(size=n) * [0.0, 1.0, 30.0, 300.0][trial]
+        else:
+            y = np.round(rng.normal(size=n), trial % 2)
+        bounds = np.arange(n + 1)
+        level = [0.1, 0.5, 0.9, 0.37][trial % 4]
+        v1, b1 = sd._pav(y, None, bounds, sd._block_function("quantile", level))
+        v2, b2 = sd._pav_quantile(y, bounds, level)
+        np.testing.assert_array_equal(v1, v2)
+        np.testing.assert_array_equal(b1, b2)
