@@ -691,7 +691,11 @@ def test_readme_counts_the_recalibration_methods() -> None:
         pytest.skip("README.md is not beside the tests")
     import inspect
 
-    from calipers.recalibration import Recalibrator, RegressionRecalibrator
+    from calipers.recalibration import (
+        ForecastRecalibrator,
+        Recalibrator,
+        RegressionRecalibrator,
+    )
 
     words = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
     number = {w: i + 1 for i, w in enumerate(words.split())}
@@ -701,8 +705,12 @@ def test_readme_counts_the_recalibration_methods() -> None:
     public = [getattr(cp.recalibration, n) for n in cp.recalibration.__all__]
     classes = [c for c in public if inspect.isclass(c)]
     n_cls = sum(issubclass(c, Recalibrator) and c is not Recalibrator for c in classes)
+    # regression: the recalibrators of predictive distributions and those of point
+    # forecasts and intervals (conformal, isotonic)
     n_reg = sum(
-        issubclass(c, RegressionRecalibrator) and c is not RegressionRecalibrator for c in classes
+        issubclass(c, base) and c is not base
+        for c in classes
+        for base in (RegressionRecalibrator, ForecastRecalibrator)
     )
     assert (number[m.group(1)], number[m.group(2)]) == (n_cls, n_reg)
 

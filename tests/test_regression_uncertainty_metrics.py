@@ -21,6 +21,7 @@ from calipers.regression import (
     adversarial_group_calibration,
     calibration_by_group,
     calibration_proportions,
+    crps,
     crps_gaussian_per_row,
     crps_per_row,
     gaussian_nll,
@@ -32,7 +33,6 @@ from calipers.regression import (
     pit_values,
     root_mean_squared_calibration_error,
 )
-from calipers.regression import crps
 from calipers.validation import CalibrationInputError
 
 
@@ -45,14 +45,14 @@ def _data(n: int, seed: int):  # type: ignore[no-untyped-def]
     return mu, sd, y
 
 
-def _brute_observed(mu, sd, y, p, prop_type, form):  # type: ignore[no-untyped-def]
+def _brute_observed(mu, sd, y, p, proportion, form):  # type: ignore[no-untyped-def]
     """The definition, one level and one row at a time."""
     out = []
     for q in p:
         c = 0
         for m, s, t in zip(mu, sd, y, strict=True):
             r = (m - t) / s
-            if prop_type == "quantile":
+            if proportion == "quantile":
                 c += r <= ndtri(q)
             elif form == "area":
                 c += abs(m - t) / s <= ndtri(0.5 + q / 2)
@@ -75,36 +75,36 @@ def _exact_area(x, a, b):  # type: ignore[no-untyped-def]
     return total
 
 
-@pytest.mark.parametrize("prop_type", ["interval", "quantile"])
-@pytest.mark.parametrize("num_bins", [2, 11, 100])
-def test_gaussian_numbers_equal_the_definitions(prop_type: str, num_bins: int) -> None:
+@pytest.mark.parametrize("proportion", ["interval", "quantile"])
+@pytest.mark.parametrize("n_levels", [2, 11, 100])
+def test_gaussian_numbers_equal_the_definitions(proportion: str, n_levels: int) -> None:
     mu, sd, y = _data(120, 1)
-    p = np.linspace(0, 1, num_bins)
-    lists = _brute_observed(mu, sd, y, p, prop_type, "lists")
-    area_obs = _brute_observed(mu, sd, y, p, prop_type, "area")
-    c = calibration_proportions(mu, std=sd, targets=y, num_bins=num_bins, prop_type=prop_type)
+    p = np.linspace(0, 1, n_levels)
+    lists = _brute_observed(mu, sd, y, p, proportion, "lists")
+    area_obs = _brute_observed(mu, sd, y, p, proportion, "area")
+    c = calibration_proportions(mu, std=sd, targets=y, n_levels=n_levels, proportion=proportion)
     np.testing.assert_array_equal(c.observed, lists)
     mace = mean_absolute_calibration_error(
-        mu, std=sd, targets=y, num_bins=num_bins, prop_type=prop_type
+        mu, std=sd, targets=y, n_levels=n_levels, proportion=proportion
     )
     rmsce = root_mean_squared_calibration_error(
-        mu, std=sd, targets=y, num_bins=num_bins, prop_type=prop_type
+        mu, std=sd, targets=y, n_levels=n_levels, proportion=proportion
     )
     assert mace == pytest.approx(np.mean(np.abs(p - lists)), abs=1e-15)
     assert rmsce == pytest.approx(np.sqrt(np.mean((p - lists) ** 2)), abs=1e-15)
-    area = miscalibration_area(mu, std=sd, targets=y, num_bins=num_bins, prop_type=prop_type)
+    area = miscalibration_area(mu, std=sd, targets=y, n_levels=n_levels, proportion=proportion)
     assert area == pytest.approx(_exact_area(p, p, area_obs), abs=1e-14)
 
 
-@pytest.mark.parametrize("prop_type", ["interval", "quantile"])
+@pytest.mark.parametrize("proportion", ["interval", "quantile"])
 @pytest.mark.parametrize("vectorized", [False, True])
-def test_gaussian_numbers_equal_uncertainty_toolbox(prop_type: str, vectorized: bool) -> None:
+def test_gaussian_numbers_equal_uncertainty_toolbox(proportion: str, vectorized: bool) -> None:
     ut = pytest.importorskip("uncertainty_toolbox.metrics_calibration")
     for n, seed in ((60, 2), (5000, 3)):
         mu, sd, y = _data(n, seed)
         for nb in (100, 13):
-            kw = dict(num_bins=nb, prop_type=prop_type)
-            ut_kw = dict(num_bins=nb, prop_type=prop_type, vectorized=vectorized)
+            kw = dict(n_levels=nb, proportion=proportion)
+            ut_kw = dict(num_bins=nb, prop_type=proportion, vectorized=vectorized)
             a = miscalibration_area(mu, std=sd, targets=y, **kw)
             assert a == pytest.approx(ut.miscalibration_area(mu, sd, y, **ut_kw), abs=1e-12)
             m = mean_absolute_calibration_error(mu, std=sd, targets=y, **kw)
@@ -183,19 +183,19 @@ def test_other_kinds_read_the_pit() -> None:
     u = P.cdf(y)
     p = np.linspace(0, 1, 21)
     want = [np.mean(((1 - q) / 2 <= u) & (u <= (1 + q) / 2)) for q in p]
-    c = calibration_proportions(P, targets=y, num_bins=21)
+    c = calibration_proportions(P, targets=y, n_levels=21)
     np.testing.assert_array_equal(c.observed, want)
     want_q = [np.mean(1 - u <= q) for q in p]
-    cq = calibration_proportions(P, targets=y, num_bins=21, prop_type="quantile")
+    cq = calibration_proportions(P, targets=y, n_levels=21, proportion="quantile")
     np.testing.assert_array_equal(cq.observed, want_q)
     # a normal family and Gaussian arrays agree (up to the comparisons at the grid's ends)
-    g = mean_absolute_calibration_error(mu, std=np.ones(n), targets=y, num_bins=21)
-    assert mean_absolute_calibration_error(P, targets=y, num_bins=21) == pytest.approx(g, abs=2 / n)
+    g = mean_absolute_calibration_error(mu, std=np.ones(n), targets=y, n_levels=21)
+    assert mean_absolute_calibration_error(P, targets=y, n_levels=21) == pytest.approx(g, abs=2 / n)
     # an ensemble: the randomised rank PIT, seeded
     S = SampleEnsemble(mu[:, None] + rng.normal(size=(n, 9)))
     u = pit_values(S, targets=y)
     want = [np.mean(((1 - q) / 2 <= u) & (u <= (1 + q) / 2)) for q in p]
-    np.testing.assert_array_equal(calibration_proportions(S, targets=y, num_bins=21).observed, want)
+    np.testing.assert_array_equal(calibration_proportions(S, targets=y, n_levels=21).observed, want)
     # a quantile set, calibrated: a small area
     lv = np.linspace(0.05, 0.95, 19)
     y2 = rng.normal(mu)

@@ -12,7 +12,7 @@ distributions are far off in opposite directions. Two ways to look:
   over random groups of that size, averaged over trials.
 
 The calibration error of a group is uncertainty-toolbox's mean absolute
-(or root mean squared) calibration error over ``num_bins`` proportions
+(or root mean squared) calibration error over ``n_levels`` proportions
 (:func:`calipers.regression.mean_absolute_calibration_error`), for any kind
 of predictive distribution.
 """
@@ -30,8 +30,8 @@ from ..validation import CalibrationInputError, check_integer, check_work
 from .distributions import check_predictive
 from .inputs import spread_by_name
 from .miscalibration import (
-    DEFAULT_NUM_BINS,
-    _check_prop_type,
+    DEFAULT_N_LEVELS,
+    _check_proportion,
     _observed_from,
     _values,
 )
@@ -106,8 +106,8 @@ def adversarial_group_calibration(
     targets: Any = None,
     sample_weight: Any = None,
     cali_type: str = "mean_abs",
-    prop_type: str = "interval",
-    num_bins: int = DEFAULT_NUM_BINS,
+    proportion: str = "interval",
+    n_levels: int = DEFAULT_N_LEVELS,
     num_group_bins: int = 10,
     draw_with_replacement: bool = False,
     num_trials: int = 10,
@@ -148,10 +148,10 @@ def adversarial_group_calibration(
         The calibration error of a group:
         :func:`~calipers.regression.mean_absolute_calibration_error` or
         :func:`~calipers.regression.root_mean_squared_calibration_error`.
-    prop_type : {"interval", "quantile"}, default "interval"
+    proportion : {"interval", "quantile"}, default "interval"
         Central intervals or one-sided quantiles (see
         :func:`~calipers.regression.calibration_proportions`).
-    num_bins : int, default 100
+    n_levels : int, default 100
         Expected proportions per group error.
     num_group_bins : int, default 10
         Number of group fractions from 0 to 1.
@@ -173,8 +173,8 @@ def adversarial_group_calibration(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
     kind = _check_cali_type(cali_type)
-    ptype = _check_prop_type(prop_type)
-    B = check_integer(num_bins, "num_bins", minimum=2, maximum=1 << 20)
+    ptype = _check_proportion(proportion)
+    B = check_integer(n_levels, "n_levels", minimum=2, maximum=1 << 20)
     G = check_integer(num_group_bins, "num_group_bins", minimum=1, maximum=10_000)
     T = check_integer(num_trials, "num_trials", minimum=1, maximum=10_000)
     D = check_integer(num_group_draws, "num_group_draws", minimum=1, maximum=10_000)
@@ -258,7 +258,7 @@ class GroupCalibration:
     >>> from calipers.regression import calibration_by_group
     >>> y = np.concatenate([np.zeros(50), np.full(50, 3.0)])
     >>> g = calibration_by_group(np.zeros(100), std=np.ones(100), targets=y,
-    ...                          groups=["a"] * 50 + ["b"] * 50, num_bins=11)
+    ...                          groups=["a"] * 50 + ["b"] * 50, n_levels=11)
     >>> g.groups, g.worst
     (['a', 'b'], 'a')
     """
@@ -316,8 +316,8 @@ def calibration_by_group(
     features: Any = None,
     n_feature_bins: int = 5,
     cali_type: str = "mean_abs",
-    prop_type: str = "interval",
-    num_bins: int = DEFAULT_NUM_BINS,
+    proportion: str = "interval",
+    n_levels: int = DEFAULT_N_LEVELS,
     min_rows: int = 2,
     seed: Any = DEFAULT_PIT_SEED,
 ) -> GroupCalibration:
@@ -354,9 +354,9 @@ def calibration_by_group(
         Equal-mass bins per feature column.
     cali_type : {"mean_abs", "root_mean_sq"}, default "mean_abs"
         The error of a group.
-    prop_type : {"interval", "quantile"}, default "interval"
+    proportion : {"interval", "quantile"}, default "interval"
         Central intervals or one-sided quantiles.
-    num_bins : int, default 100
+    n_levels : int, default 100
         Expected proportions per group error.
     min_rows : int, default 2
         Groups with fewer rows get a NaN error and cannot be the worst.
@@ -371,8 +371,8 @@ def calibration_by_group(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
     kind = _check_cali_type(cali_type)
-    ptype = _check_prop_type(prop_type)
-    B = check_integer(num_bins, "num_bins", minimum=2, maximum=1 << 20)
+    ptype = _check_proportion(proportion)
+    B = check_integer(n_levels, "n_levels", minimum=2, maximum=1 << 20)
     m = check_integer(min_rows, "min_rows", minimum=1)
     if (groups is None) == (features is None):
         raise CalibrationInputError(

@@ -2,12 +2,12 @@
 
 Chung et al. 2021 (uncertainty-toolbox, ``metrics_calibration``) summarise
 how far a regression model's predictive distributions are from calibration by
-comparing, on ``num_bins`` equally spaced expected proportions ``p`` in
+comparing, on ``n_levels`` equally spaced expected proportions ``p`` in
 [0, 1] (both ends included), the expected proportion with the observed
 proportion of targets
 
-* inside the central ``p``-interval (``prop_type="interval"``), or
-* on the side of a predicted quantile (``prop_type="quantile"``),
+* inside the central ``p``-interval (``proportion="interval"``), or
+* on the side of a predicted quantile (``proportion="quantile"``),
 
 and report the mean absolute difference (``mean_absolute_calibration_error``,
 an ECE over levels), its root mean square
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 #: uncertainty-toolbox's default number of expected proportions.
-DEFAULT_NUM_BINS = 100
+DEFAULT_N_LEVELS = 100
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,10 @@ class CalibrationProportions:
     Attributes
     ----------
     expected : numpy.ndarray
-        ``(num_bins,)`` expected proportions ``numpy.linspace(0, 1, num_bins)``.
+        ``(n_levels,)`` expected proportions ``numpy.linspace(0, 1, n_levels)``.
     observed : numpy.ndarray
-        ``(num_bins,)`` (weighted) observed proportions.
-    prop_type : str
+        ``(n_levels,)`` (weighted) observed proportions.
+    proportion : str
         ``"interval"`` or ``"quantile"``.
     mean_absolute_error : float
         ``mean |expected - observed|``.
@@ -73,25 +73,25 @@ class CalibrationProportions:
     Examples
     --------
     >>> from calipers.regression import calibration_proportions
-    >>> c = calibration_proportions([0.0, 0.0], std=[1.0, 1.0], targets=[0.1, 3.0], num_bins=3)
+    >>> c = calibration_proportions([0.0, 0.0], std=[1.0, 1.0], targets=[0.1, 3.0], n_levels=3)
     >>> c.expected.tolist(), c.observed.tolist()
     ([0.0, 0.5, 1.0], [0.0, 0.5, 1.0])
     """
 
     expected: np.ndarray
     observed: np.ndarray
-    prop_type: str
+    proportion: str
     mean_absolute_error: float
     root_mean_squared_error: float
     miscalibration_area: float
 
 
-def _check_prop_type(prop_type: Any) -> str:
-    if prop_type not in ("interval", "quantile"):
+def _check_proportion(proportion: Any) -> str:
+    if proportion not in ("interval", "quantile"):
         raise CalibrationInputError(
-            f'prop_type must be "interval" or "quantile"; got {prop_type!r}'
+            f'proportion must be "interval" or "quantile"; got {proportion!r}'
         )
-    return str(prop_type)
+    return str(proportion)
 
 
 class _Sorted:
@@ -134,14 +134,14 @@ def _observed_from(
     v: np.ndarray,
     w: np.ndarray | None,
     expected: np.ndarray,
-    prop_type: str,
+    proportion: str,
     form: str,
 ) -> np.ndarray:
     """Observed proportions; ``form`` "area" or "lists" picks uncertainty-toolbox's comparison."""
     from scipy.special import ndtri
 
     if gaussian:
-        if prop_type == "interval":
+        if proportion == "interval":
             if form == "area":
                 # miscalibration_area: |r| <= Phi^-1(0.5 + p / 2)
                 S = _Sorted(np.abs(v), w)
@@ -154,7 +154,7 @@ def _observed_from(
         # quantile: r <= Phi^-1(p), the target at or above the (1 - p)-quantile
         S = _Sorted(v, w)
         return S.at_or_below(ndtri(expected)) / S.total
-    if prop_type == "interval":
+    if proportion == "interval":
         S = _Sorted(v, w)
         upper = S.at_or_below(0.5 + expected / 2.0)
         lower = S.below(0.5 - expected / 2.0)
@@ -165,10 +165,10 @@ def _observed_from(
 
 
 def _observed(
-    P: ProbabilisticPredictions, expected: np.ndarray, prop_type: str, form: str, seed: Any
+    P: ProbabilisticPredictions, expected: np.ndarray, proportion: str, form: str, seed: Any
 ) -> np.ndarray:
     gaussian, v = _values(P, seed)
-    return _observed_from(gaussian, v, P.sample_weight, expected, prop_type, form)
+    return _observed_from(gaussian, v, P.sample_weight, expected, proportion, form)
 
 
 def _area(expected: np.ndarray, observed: np.ndarray) -> float:
@@ -200,14 +200,14 @@ def _prepare(
     std: Any,
     targets: Any,
     sample_weight: Any,
-    num_bins: Any,
-    prop_type: Any,
+    n_levels: Any,
+    proportion: Any,
 ) -> tuple[ProbabilisticPredictions, np.ndarray, str]:
     P = check_predictive(
         mean, variance=variance, std=std, targets=targets, sample_weight=sample_weight
     )
-    B = check_integer(num_bins, "num_bins", minimum=2, maximum=1 << 20)
-    return P, np.linspace(0.0, 1.0, B), _check_prop_type(prop_type)
+    B = check_integer(n_levels, "n_levels", minimum=2, maximum=1 << 20)
+    return P, np.linspace(0.0, 1.0, B), _check_proportion(proportion)
 
 
 _PARAMS = """
@@ -221,10 +221,11 @@ _PARAMS = """
     {std}
     {targets}
     {sample_weight}
-    num_bins : int, default 100
-        Number of expected proportions ``numpy.linspace(0, 1, num_bins)``
-        (uncertainty-toolbox's default), at least 2.
-    prop_type : {"interval", "quantile"}, default "interval"
+    n_levels : int, default 100
+        Number of expected proportions ``numpy.linspace(0, 1, n_levels)``
+        (uncertainty-toolbox's ``num_bins``, same default), at least 2.
+    proportion : {"interval", "quantile"}, default "interval"
+        (uncertainty-toolbox's ``prop_type``)
         ``"interval"``: the proportion of targets inside the central
         ``p``-interval. ``"quantile"``: uncertainty-toolbox's one-sided
         proportion, ``(mu - y) / sigma <= Phi^-1(p)`` for a Gaussian (its
@@ -245,8 +246,8 @@ def calibration_proportions(
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
-    num_bins: int = DEFAULT_NUM_BINS,
-    prop_type: str = "interval",
+    n_levels: int = DEFAULT_N_LEVELS,
+    proportion: str = "interval",
     seed: Any = DEFAULT_PIT_SEED,
 ) -> CalibrationProportions:
     """Expected against observed proportions, and the three summaries of Chung et al. 2021.
@@ -264,17 +265,17 @@ def calibration_proportions(
     --------
     >>> from calipers.regression import calibration_proportions, Parametric
     >>> L = Parametric("laplace", loc=[0.0, 0.0], scale=[1.0, 1.0])
-    >>> c = calibration_proportions(L, targets=[0.1, 9.0], num_bins=3)
+    >>> c = calibration_proportions(L, targets=[0.1, 9.0], n_levels=3)
     >>> c.observed.tolist(), round(c.mean_absolute_error, 4)
     ([0.0, 0.5, 1.0], 0.0)
     """
-    P, expected, kind = _prepare(mean, variance, std, targets, sample_weight, num_bins, prop_type)
+    P, expected, kind = _prepare(mean, variance, std, targets, sample_weight, n_levels, proportion)
     observed = _observed(P, expected, kind, "lists", _check_seed(seed))
     diff = expected - observed
     return CalibrationProportions(
         expected=expected,
         observed=observed,
-        prop_type=kind,
+        proportion=kind,
         mean_absolute_error=float(np.mean(np.abs(diff))),
         root_mean_squared_error=float(np.sqrt(np.mean(np.square(diff)))),
         miscalibration_area=_area(expected, observed),
@@ -289,8 +290,8 @@ def miscalibration_area(
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
-    num_bins: int = DEFAULT_NUM_BINS,
-    prop_type: str = "interval",
+    n_levels: int = DEFAULT_N_LEVELS,
+    proportion: str = "interval",
     seed: Any = DEFAULT_PIT_SEED,
 ) -> float:
     """Area between the observed-proportion curve and the diagonal (Chung et al. 2021).
@@ -299,7 +300,7 @@ def miscalibration_area(
     of each expected proportion ``p`` (for Gaussian intervals ``|r| <=
     Phi^-1(0.5 + p / 2)``, ``r = (mu - y) / sigma``), joined by straight
     lines, and the area between that curve and ``p``, in [0, 0.5]. It tends
-    to the mean absolute calibration error as ``num_bins`` grows.
+    to the mean absolute calibration error as ``n_levels`` grows.
     {params}
     Returns
     -------
@@ -312,7 +313,7 @@ def miscalibration_area(
     >>> round(miscalibration_area([0.0, 0.0], std=[1.0, 1.0], targets=[5.0, -5.0]), 4)
     0.4949
     """
-    P, expected, kind = _prepare(mean, variance, std, targets, sample_weight, num_bins, prop_type)
+    P, expected, kind = _prepare(mean, variance, std, targets, sample_weight, n_levels, proportion)
     return _area(expected, _observed(P, expected, kind, "area", _check_seed(seed)))
 
 
@@ -324,14 +325,14 @@ def mean_absolute_calibration_error(
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
-    num_bins: int = DEFAULT_NUM_BINS,
-    prop_type: str = "interval",
+    n_levels: int = DEFAULT_N_LEVELS,
+    proportion: str = "interval",
     seed: Any = DEFAULT_PIT_SEED,
 ) -> float:
     """Mean absolute difference of expected and observed proportions (Chung et al. 2021).
 
     uncertainty-toolbox's ``mean_absolute_calibration_error`` (an ECE over
-    ``num_bins`` levels, both ends included): ``mean_p |p - obs(p)|``, in
+    ``n_levels`` levels, both ends included): ``mean_p |p - obs(p)|``, in
     probability units.
     {params}
     Returns
@@ -342,7 +343,7 @@ def mean_absolute_calibration_error(
     Examples
     --------
     >>> from calipers.regression import mean_absolute_calibration_error
-    >>> mean_absolute_calibration_error([0.0], std=[1.0], targets=[0.0], num_bins=3)
+    >>> mean_absolute_calibration_error([0.0], std=[1.0], targets=[0.0], n_levels=3)
     0.5
     """
     return calibration_proportions(
@@ -351,8 +352,8 @@ def mean_absolute_calibration_error(
         std=std,
         targets=targets,
         sample_weight=sample_weight,
-        num_bins=num_bins,
-        prop_type=prop_type,
+        n_levels=n_levels,
+        proportion=proportion,
         seed=seed,
     ).mean_absolute_error
 
@@ -365,8 +366,8 @@ def root_mean_squared_calibration_error(
     std: Any = None,
     targets: Any = None,
     sample_weight: Any = None,
-    num_bins: int = DEFAULT_NUM_BINS,
-    prop_type: str = "interval",
+    n_levels: int = DEFAULT_N_LEVELS,
+    proportion: str = "interval",
     seed: Any = DEFAULT_PIT_SEED,
 ) -> float:
     """Root mean squared difference of expected and observed proportions (Chung et al. 2021).
@@ -382,7 +383,7 @@ def root_mean_squared_calibration_error(
     Examples
     --------
     >>> from calipers.regression import root_mean_squared_calibration_error
-    >>> round(root_mean_squared_calibration_error([0.0], std=[1.0], targets=[0.0], num_bins=3), 6)
+    >>> round(root_mean_squared_calibration_error([0.0], std=[1.0], targets=[0.0], n_levels=3), 6)
     0.645497
     """
     return calibration_proportions(
@@ -391,8 +392,8 @@ def root_mean_squared_calibration_error(
         std=std,
         targets=targets,
         sample_weight=sample_weight,
-        num_bins=num_bins,
-        prop_type=prop_type,
+        n_levels=n_levels,
+        proportion=proportion,
         seed=seed,
     ).root_mean_squared_error
 
