@@ -256,7 +256,9 @@ def test_classwise_ece_with_n_bins_and_logits_only() -> None:
         m.update(z[sl], y[sl])
     want = cp.classwise_ece(z, y, n_bins=15, logits=True)
     assert float(m.compute()) == pytest.approx(float(want), rel=1e-12)
-    with pytest.raises(CalibrationInputError, match="classes 3 in this batch, 4 fixed by the first batch"):
+    with pytest.raises(
+        CalibrationInputError, match="classes 3 in this batch, 4 fixed by the first batch"
+    ):
         m.update(z[:5, :3], y[:5] % 3)
     m.reset()
     m.update(z[:, :3], y % 3)  # after reset, the next batch says again
