@@ -27,6 +27,12 @@ __all__ = ["GaussianPredictions", "check_gaussian", "spread_by_name"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
+#: Predictions that state their own spread (a distribution of any kind, or the checked
+#: predictions holding one): a second positional argument to them can only be the targets.
+#: By class name (any class in the MRO): calipers.regression.distributions imports this
+#: module, so it cannot be imported here.
+_CARRY_THEIR_SPREAD = frozenset({"PredictiveDistribution", "ProbabilisticPredictions"})
+
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -74,6 +80,13 @@ def spread_by_name(func: _F) -> _F:
         if len(args) > n_positional:
             got = len(args) - (1 if is_method else 0)
             where = f"{type(args[0]).__name__}.{func.__name__}" if is_method else name
+            first = args[1 if is_method else 0]
+            if any(c.__name__ in _CARRY_THEIR_SPREAD for c in type(first).__mro__):
+                raise TypeError(
+                    f"{where}() takes the targets by name: pass targets=... (a "
+                    f"{type(first).__name__} states its own spread; only the predictions are "
+                    f"positional, got {got} positional arguments)"
+                )
             raise TypeError(
                 f"{where}() takes the predicted spread by name: pass variance=... (predicted "
                 "variances, squared target units) or std=... (predicted standard deviations, "

@@ -304,6 +304,17 @@ class Report:
                 out.append((f"{r.model} / {r.method}", c, text))
         return out
 
+    def _summary_score(self, base: Any) -> str | None:
+        """The proper score that ranks a model's methods in the summary.
+
+        The NLL where the uncalibrated row has one; otherwise (predictive
+        distributions without a density: quantile sets, samples, intervals) the
+        CRPS, then the interval score; None when the table has none of them."""
+        for name in ("nll", "crps", "interval_score"):
+            if name in self.columns and not math.isnan(base.metrics.get(name, math.nan)):
+                return name
+        return None
+
     def _summary(self) -> list[tuple[str, str]]:
         """One ``(model, text)`` per model, in row order: what a reader needs first.
 
@@ -323,20 +334,22 @@ class Report:
             base = next((r for r in mine if r.method == UNCALIBRATED), mine[0])
             parts: list[str] = []
             best = base
-            if len(mine) > 1 and "nll" in self.columns:
+            score = self._summary_score(base)
+            if len(mine) > 1 and score is not None:
+                label = score.upper()
 
                 def rank(v: float) -> float:
                     return math.inf if math.isnan(v) else v
 
                 best = min(
                     mine,
-                    key=lambda r: (rank(r.metrics["nll"]), rank(r.metrics.get("brier", math.nan))),
+                    key=lambda r: (rank(r.metrics[score]), rank(r.metrics.get("brier", math.nan))),
                 )
                 if best is base:
-                    parts.append(f"no method lowered the NLL ({_fmt(base.metrics['nll'])})")
+                    parts.append(f"no method lowered the {label} ({_fmt(base.metrics[score])})")
                 else:
-                    change = [f"NLL {_fmt(base.metrics['nll'])} -> {_fmt(best.metrics['nll'])}"]
-                    d = best.differences.get("nll")
+                    change = [f"{label} {_fmt(base.metrics[score])} -> {_fmt(best.metrics[score])}"]
+                    d = best.differences.get(score)
                     if d is not None and math.isfinite(d[1]) and math.isfinite(d[2]):
                         if d[1] <= 0 <= d[2]:
                             change[0] += " (within the noise)"
@@ -344,7 +357,7 @@ class Report:
                         change.append(
                             f"ECE {_fmt(base.metrics['ece'])} -> {_fmt(best.metrics['ece'])}"
                         )
-                    parts.append(f"best by NLL: {best.method} ({', '.join(change)})")
+                    parts.append(f"best by {label}: {best.method} ({', '.join(change)})")
             v = best.verdicts.get("ece")
             who = "" if best is base or len(mine) == 1 else "its "
             if v is not None:
@@ -387,7 +400,14 @@ class Report:
         """What the summary says, in parentheses (no ECE verdict without an ECE column)."""
         if "ece" in self.columns:
             return _SUMMARY_WHY
-        return "(per model: the lowest-NLL method, methods that worsened a proper score)"
+        table = self._table_rows()
+        bases = [r for r in table if r.method == UNCALIBRATED] or table
+        if all(self._summary_score(r) in ("nll", None) for r in bases):
+            return "(per model: the lowest-NLL method, methods that worsened a proper score)"
+        return (
+            "(per model: the method with the lowest NLL, or the lowest CRPS where the "
+            "predictions have no density, methods that worsened a proper score)"
+        )
 
     def _pointer(self, figures: bool) -> str | None:
         """The line under the table that says where the notes and verdicts went
