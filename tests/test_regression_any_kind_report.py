@@ -88,3 +88,12 @@ def test_a_distribution_with_positional_targets_is_told_to_name_them(call: str) 
             pit_values(Q, [0.5])
         else:
             cp.QuantileRecalibration().predict_cdf(Q, [0.5])
+
+
+def test_summary_of_one_quantile_model_gives_its_crps() -> None:
+    Q, y = _quantile_model(n=800)
+    rep = cp.regression_report({"q": check_predictive(Q, targets=y)})
+    summary = rep.to_markdown().split("\n\n|")[0]
+    want = float(Q.crps(y).mean())
+    assert f"- **q**: CRPS {want:.4f}." in summary
+    assert "NLL" not in summary.split("\n", 1)[1]

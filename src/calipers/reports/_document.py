@@ -336,7 +336,7 @@ class Report:
             best = base
             score = self._summary_score(base)
             if len(mine) > 1 and score is not None:
-                label = score.upper()
+                label = _LABELS.get(score, score)
 
                 def rank(v: float) -> float:
                     return math.inf if math.isnan(v) else v
@@ -373,8 +373,8 @@ class Report:
                 parts.append(f"{who}ECE {_fmt(best.metrics['ece'])}, p-value {p}")
             elif "ece" in self.columns:
                 parts.append(f"{who}ECE {_fmt(best.metrics['ece'])} (no verdict without draws)")
-            elif len(mine) == 1 and "nll" in self.columns:
-                parts.append(f"NLL {_fmt(best.metrics['nll'])}")
+            elif len(mine) == 1 and score is not None:
+                parts.append(f"{_LABELS.get(score, score)} {_fmt(best.metrics[score])}")
             recal = [r for r in mine if r is not base]
             worse = []
             for r in recal:
