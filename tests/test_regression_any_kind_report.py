@@ -97,3 +97,28 @@ def test_summary_of_one_quantile_model_gives_its_crps() -> None:
     want = float(Q.crps(y).mean())
     assert f"- **q**: CRPS {want:.4f}." in summary
     assert "NLL" not in summary.split("\n", 1)[1]
+
+
+def test_ensemble_improvement_agrees_with_the_crps_columns() -> None:
+    # an ensemble too narrow by half: the row's CRPS is the standard ensemble estimator,
+    # and the improvement is that number minus the recalibrated row's, not a difference of
+    # two other readings of the ensemble
+    rng = np.random.default_rng(5)
+    n = 2400
+    mu = rng.normal(size=n)
+    y = mu + 2.0 * rng.normal(size=n)
+    S = SampleEnsemble(mu[:, None] + rng.normal(size=(n, 15)))
+    cal, test = np.arange(1200), np.arange(1200, n)
+    rep = cp.regression_report(
+        {"e": check_predictive(S.take(test), targets=y[test])},
+        calibration={"e": check_predictive(S.take(cal), targets=y[cal])},
+        recalibrators=[cp.QuantileRecalibration()],
+    )
+    rows = {r.method: r for r in rep.rows}
+    before, after = rows["uncalibrated"].metrics, rows["QuantileRecalibration"].metrics
+    from calipers.regression import crps_ensemble
+
+    assert before["crps"] == pytest.approx(crps_ensemble(S.take(test).samples, y[test]), rel=1e-12)
+    assert after["crps_improvement"] == pytest.approx(before["crps"] - after["crps"], abs=1e-9)
+    d = rows["QuantileRecalibration"].differences["crps"]
+    assert d[0] == pytest.approx(after["crps"] - before["crps"], abs=1e-9)

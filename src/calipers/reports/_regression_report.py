@@ -58,7 +58,6 @@ CDF (``scores``, ``predict_cdf``, ``predict_interval``).
 
 from __future__ import annotations
 
-import functools
 import io
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -325,14 +324,36 @@ def _recalibrated_row(
         ]
         if isinstance(G, ProbabilisticPredictions) and G.distribution.kind == "samples":
             notes.append(
-                "ΔCRPS and its paired interval compare the recalibrator's CRPS before and after, "
-                "both of the ensemble read as the quantile set of its sorted members; the "
-                "uncalibrated row's CRPS is the ensemble estimator, a different number"
+                "the recalibrated distribution is the ensemble read as the quantile set of its "
+                "sorted members, recalibrated; ΔCRPS compares its CRPS with the uncalibrated "
+                "row's ensemble CRPS (standard estimator), the number in that row"
             )
-    imp = rc.improvement(first, targets=G.targets, sample_weight=G.sample_weight, **spread)
-    for k in ("nll", "dss", "crps"):
-        m[f"{k}_improvement"] = float(imp.get(k, math.nan))
+    if isinstance(G, GaussianPredictions):
+        imp = rc.improvement(first, targets=G.targets, sample_weight=G.sample_weight, **spread)
+        for k in ("nll", "dss", "crps"):
+            m[f"{k}_improvement"] = float(imp.get(k, math.nan))
+    else:
+        # before minus after, the "before" being the uncalibrated row's own score (the
+        # number printed in that row), so that the columns and the improvement agree
+        for k in ("nll", "dss", "crps"):
+            m[f"{k}_improvement"] = math.nan
+        after = rc.scores_per_row(first, targets=G.targets, **spread)
+        for k, before in _distribution_befores(G).items():
+            if k in after:
+                m[f"{k}_improvement"] = G.weighted_mean(
+                    before() - np.asarray(after[k], dtype=np.float64)
+                )
     return m, notes
+
+
+def _distribution_befores(G: ProbabilisticPredictions) -> dict[str, Callable[[], np.ndarray]]:
+    """The per-row scores of the uncalibrated distribution, as its row of the report shows
+    them: the CRPS of its own kind (the standard estimator for an ensemble) and the log
+    score where a density or mass exists."""
+    befores: dict[str, Callable[[], np.ndarray]] = {"crps": lambda: crps_per_row(G)}
+    if _has_density(G):
+        befores["nll"] = lambda: log_score_per_row(G)
+    return befores
 
 
 _PER_ROW = {
@@ -354,20 +375,7 @@ def _differences(rc: Any, G: Model) -> dict[str, tuple[float, float, float]]:
             before = per_row(G.mean, variance=G.variance, targets=G.targets)
             out[k] = _paired_t(after[k] - before, G.sample_weight)
         return out
-    own = getattr(rc, "_score_rows_distribution", None)
-    if callable(own):
-        # the recalibrator's own score of the distribution before it (the identity map), the
-        # same computation as its scores after and its improvement: for an ensemble this is
-        # the quantile-set form of its sorted members, not the ensemble CRPS estimator
-        rows_before = own(G.distribution, G.targets, identity=True)
-        befores: dict[str, Callable[[], np.ndarray]] = {
-            k: functools.partial(np.asarray, v, dtype=np.float64) for k, v in rows_before.items()
-        }
-    else:
-        befores = {"crps": lambda: crps_per_row(G)}
-        if _has_density(G):
-            befores["nll"] = lambda: log_score_per_row(G)
-    for k, score in befores.items():
+    for k, score in _distribution_befores(G).items():
         if k in after:
             out[k] = _paired_t(np.asarray(after[k], dtype=np.float64) - score(), G.sample_weight)
     return out
