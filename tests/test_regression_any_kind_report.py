@@ -122,3 +122,19 @@ def test_ensemble_improvement_agrees_with_the_crps_columns() -> None:
     assert after["crps_improvement"] == pytest.approx(before["crps"] - after["crps"], abs=1e-9)
     d = rows["QuantileRecalibration"].differences["crps"]
     assert d[0] == pytest.approx(after["crps"] - before["crps"], abs=1e-9)
+
+
+def test_improvement_of_an_ensemble_starts_from_its_own_crps() -> None:
+    rng = np.random.default_rng(8)
+    n = 2000
+    mu = rng.normal(size=n)
+    y = mu + 2.0 * rng.normal(size=n)
+    S = SampleEnsemble(mu[:, None] + rng.normal(size=(n, 12)))
+    cal, test = np.arange(1000), np.arange(1000, n)
+    rec = cp.QuantileRecalibration().fit(S.take(cal), targets=y[cal])
+    from calipers.regression import crps_ensemble
+
+    own = crps_ensemble(S.take(test).samples, y[test])
+    after = rec.scores(S.take(test), targets=y[test])["crps"]
+    got = rec.improvement(S.take(test), targets=y[test])["crps"]
+    assert got == pytest.approx(own - after, abs=1e-12)

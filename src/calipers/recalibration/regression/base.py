@@ -525,7 +525,9 @@ class RegressionRecalibrator(Parameters):
         dict
             ``{"nll", "dss", "crps"}`` (for other kinds of distribution the
             scores of :meth:`scores`), each ``score(original) - score(recalibrated)``,
-            both computed the same way.
+            both computed the same way; for an ensemble (samples) the original's
+            CRPS is its own (the standard ensemble estimator,
+            :func:`calipers.regression.crps`), the number a user compares with.
         """
         self._ready()
         P = self._read(mean, variance, std, targets, sample_weight)
@@ -540,6 +542,11 @@ class RegressionRecalibrator(Parameters):
         d, y = P.distribution, P.targets
         rows_after = self._score_rows_distribution(d, y)
         rows_before = self._score_rows_distribution(d, y, identity=True)
+        if d.kind == "samples" and "crps" in rows_before:
+            # an ensemble's own CRPS (the standard estimator of its members, what
+            # calipers.regression.crps and the report give it), not that of the quantile set
+            # of its sorted members that the recalibrated distribution is built on
+            rows_before["crps"] = d.crps(y)
         return {
             k: P.weighted_mean(rows_before[k]) - P.weighted_mean(v) for k, v in rows_after.items()
         }
