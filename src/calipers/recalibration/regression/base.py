@@ -55,8 +55,6 @@ The contract mirrors the classification recalibrators of
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -78,20 +76,11 @@ from ...regression.inputs import spread_by_name
 from ...validation import CalibrationInputError
 from .. import _registry
 from .._inputs import _as_input
-from .._params import Parameters
-from .._persistence import _encode, read_document_file
 from .._schema import (
-    FORMAT,
-    MAX_DOCUMENT_BYTES,
-    Schema,
     _show,
-    check_document,
-    check_fields,
     check_registrable,
-    parse_document,
-    run_checks,
 )
-from ..base import _not_fitted
+from ._schema_document import SchemaDocument
 
 __all__ = ["RegressionRecalibrator", "register_regression"]
 
@@ -200,7 +189,7 @@ def _back(out: np.ndarray, *given: Any) -> Any:
     return _as_input(out, next((a for a in given if is_torch(a)), None))
 
 
-class RegressionRecalibrator(Parameters):
+class RegressionRecalibrator(SchemaDocument):
     """Base class of the recalibrators of regression predictions.
 
     See the module docstring for the contract. Subclasses set ``gaussian``
@@ -229,7 +218,7 @@ class RegressionRecalibrator(Parameters):
     #: recalibrates (Gaussian arrays are always accepted).
     kinds: ClassVar[tuple[str, ...]] = ("gaussian",)
     _injective: ClassVar[bool] = True
-    schema: ClassVar[Schema] = Schema()
+    _fit_call: ClassVar[str] = "fit(mean, variance=..., targets=...) (or std=...)"
 
     # ------------------------------------------------------------------ declared properties
 
@@ -632,129 +621,10 @@ class RegressionRecalibrator(Parameters):
 
     # ------------------------------------------------------------------ schema
 
-    def _is_fitted(self) -> bool:
-        return all(hasattr(self, k) for k in self.schema.state)
-
-    def _ready(self) -> None:
-        """Raise NotFittedError before ``fit``; check the fitted state against the schema."""
-        name = type(self).__name__
-        if not self._is_fitted():
-            raise _not_fitted(
-                f"this {name} is not fitted yet; call fit(mean, variance=..., targets=...) (or std=...) first"
-            )
-        self._check_state(f"{name} has an invalid fitted state")
-
-    def _check_params(self, where: str) -> dict[str, Any]:
-        params = check_fields(
-            self.schema.params, self.get_params(), where, "parameter", allow_extra=True
-        )
-        run_checks(self.schema.param_checks, params, where)
-        return params
-
-    def _check_state(self, where: str) -> None:
-        params = self._check_params(where)
-        values = {k: getattr(self, k) for k in self.schema.state if hasattr(self, k)}
-        state = check_fields(self.schema.state, values, where, "field", params)
-        run_checks(self.schema.state_checks, {**params, **state}, where)
-
-    # ------------------------------------------------------------------ JSON
-
-    def to_json(self) -> str:
-        """JSON text with the class, its parameters and its fitted state (no pickle).
-
-        Checked against the method's schema first; an unfitted recalibrator is
-        written with an empty state.
-
-        Examples
-        --------
-        >>> import json
-        >>> from calipers.recalibration import VarianceScaling
-        >>> doc = json.loads(VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0]).to_json())
-        >>> doc["calipers_recalibrator"], doc["format"], doc["state"]
-        ('VarianceScaling', 2, {'scale_': 5.0})
-        """
-        name = type(self).__name__
-        if type(self).schema is RegressionRecalibrator.schema:
-            raise CalibrationInputError(
-                f"{name} cannot be saved: it declares no schema of its parameters and fitted state"
-            )
-        if self._is_fitted():
-            self._check_state(f"{name} cannot be saved")
-        else:
-            self._check_params(f"{name} cannot be saved")
-        state = {k: getattr(self, k) for k in self.schema.state if hasattr(self, k)}
-        return json.dumps(
-            {
-                "calipers_recalibrator": name,
-                "format": FORMAT,
-                "params": {k: _encode(v) for k, v in self.get_params().items()},
-                "state": {k: _encode(v) for k, v in state.items()} if self._is_fitted() else {},
-            },
-            allow_nan=False,
-        )
-
     @classmethod
-    def _from_document(cls, doc: dict[str, Any]) -> RegressionRecalibrator:
-        """The recalibrator a parsed document of this class describes, every field checked."""
-        name = cls.__name__
-        where = f"{name} file"
-        check_document(doc, where, (FORMAT,))
-        params = check_fields(cls.schema.params, doc["params"], where, "parameter")
-        run_checks(cls.schema.param_checks, params, where)
-        obj = cls(**params)
-        state_doc: Mapping[str, Any] = doc["state"]
-        if state_doc:  # an empty state is an unfitted recalibrator
-            state = check_fields(cls.schema.state, state_doc, where, "field", params)
-            run_checks(cls.schema.state_checks, {**params, **state}, where)
-            for key, value in state.items():
-                setattr(obj, key, value)
-        return obj
-
-    @classmethod
-    def from_json(
-        cls, text: str | bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES
-    ) -> RegressionRecalibrator:
-        """Rebuild a recalibrator written by :meth:`to_json`; the document must hold this class.
-
-        Every parameter and fitted field is checked against the declared schema;
-        anything else raises :class:`~calipers.validation.CalibrationInputError`
-        naming the field.
-
-        Examples
-        --------
-        >>> from calipers.recalibration import VarianceScaling
-        >>> rc = VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0])
-        >>> VarianceScaling.from_json(rc.to_json()).scale_
-        5.0
-        >>> VarianceScaling.from_json(rc.to_json().replace("5.0", "-5.0"))
-        Traceback (most recent call last):
-        ...
-        calipers.validation.CalibrationInputError: VarianceScaling file: field 'scale_' must be a finite number > 0; got -5.0
-        """
-        return _read_document(parse_document(text, max_bytes), expected=cls)
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_json` to ``path`` atomically (:func:`calipers.io.output.write_atomic`)."""
-        from ...io.output import write_atomic
-
-        write_atomic(os.fspath(path), self.to_json())
-
-    @classmethod
-    def load(
-        cls, path: str | os.PathLike[str], *, max_bytes: int = MAX_DOCUMENT_BYTES
-    ) -> RegressionRecalibrator:
-        """Read a recalibrator saved with :meth:`save` (checked as :meth:`from_json`).
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> from calipers.recalibration import VarianceScaling
-        >>> path = os.path.join(tempfile.mkdtemp(), "vs.json")
-        >>> VarianceScaling().fit([0.0, 0.0], variance=[1.0, 1.0], targets=[1.0, 3.0]).save(path)
-        >>> VarianceScaling.load(path).scale_
-        5.0
-        """
-        return cls.from_json(read_document_file(path, max_bytes), max_bytes=max_bytes)
+    def _read_document(cls, doc: Any) -> Any:
+        """The regression recalibrator of this class a parsed document describes."""
+        return _read_document(doc, expected=cls)
 
 
 def _read_document(
