@@ -48,7 +48,13 @@ import numpy as np
 
 from .._backend import is_torch
 from ..validation import CalibrationInputError, check_sample_weight
-from .inputs import GaussianPredictions, _as_1d_float, check_gaussian, spread_by_name
+from .inputs import (
+    GaussianPredictions,
+    _as_1d_float,
+    check_gaussian,
+    refuse_given,
+    spread_by_name,
+)
 
 __all__ = [
     "PredictiveDistribution",
@@ -1499,20 +1505,13 @@ def check_predictive(
     calipers.validation.CalibrationInputError: targets has 2 rows but the predictive distribution has 1; give one target per row
     """
     if isinstance(predictions, ProbabilisticPredictions):
-        given = [
-            n
-            for n, v in (
-                ("variance", variance),
-                ("std", std),
-                ("targets", targets),
-                ("sample_weight", sample_weight),
-            )
-            if v is not None
-        ]
-        if given:
-            raise CalibrationInputError(
-                f"predictions is already a ProbabilisticPredictions; pass {', '.join(given)} as None"
-            )
+        refuse_given(
+            "predictions is already a ProbabilisticPredictions",
+            variance=variance,
+            std=std,
+            targets=targets,
+            sample_weight=sample_weight,
+        )
         return predictions
     if isinstance(predictions, PredictiveDistribution):
         if variance is not None or std is not None:

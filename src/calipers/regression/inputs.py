@@ -23,7 +23,7 @@ import numpy as np
 from .._backend import is_torch
 from ..validation import CalibrationInputError, check_sample_weight
 
-__all__ = ["GaussianPredictions", "check_gaussian", "spread_by_name"]
+__all__ = ["GaussianPredictions", "check_gaussian", "refuse_given", "spread_by_name"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -174,6 +174,13 @@ def _as_1d_float(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+def refuse_given(what: str, **given: Any) -> None:
+    """Refuse arguments given beside predictions that are already checked (``what`` says so)."""
+    named = [k for k, v in given.items() if v is not None]
+    if named:
+        raise CalibrationInputError(f"{what}; pass {', '.join(named)} as None")
+
+
 def _first_not_positive(arr: np.ndarray, name: str, what: str) -> None:
     bad = ~(arr > 0)
     if bad.any():
@@ -246,20 +253,13 @@ def check_gaussian(
     calipers.validation.CalibrationInputError: variance must be > 0 (a Gaussian needs a positive variance); row 0 is 0.0
     """
     if isinstance(mean, GaussianPredictions):
-        given = [
-            n
-            for n, v in (
-                ("variance", variance),
-                ("std", std),
-                ("targets", targets),
-                ("sample_weight", sample_weight),
-            )
-            if v is not None
-        ]
-        if given:
-            raise CalibrationInputError(
-                f"mean is already a GaussianPredictions; pass {', '.join(given)} as None"
-            )
+        refuse_given(
+            "mean is already a GaussianPredictions",
+            variance=variance,
+            std=std,
+            targets=targets,
+            sample_weight=sample_weight,
+        )
         return mean
     if (variance is None) == (std is None):
         raise CalibrationInputError(

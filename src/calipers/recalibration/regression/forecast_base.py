@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..._backend import is_torch
+from ...regression.inputs import _as_1d_float
 from ...validation import CalibrationInputError, check_sample_weight
 from .. import _registry
 from .._schema import (
@@ -72,31 +73,13 @@ def as_vector(x: Any, name: str, n: int | None = None, *, rows_of: str = "") -> 
     else raises a :class:`CalibrationInputError` naming ``name`` and the
     first offending row; nothing is clipped or converted silently.
     """
-    if is_torch(x):
-        x = x.detach().cpu().numpy()
-    try:
-        arr = np.asarray(x)
-    except (TypeError, ValueError) as exc:
-        raise CalibrationInputError(f"{name} could not be read as an array: {exc}") from None
-    if arr.dtype.kind not in "iuf":
-        raise CalibrationInputError(
-            f"{name} must hold real numbers (integer or float); got dtype {arr.dtype}"
-        )
-    if arr.ndim != 1:
-        raise CalibrationInputError(
-            f"{name} must be 1-D (one value per row); got shape {arr.shape}"
-        )
+    arr = _as_1d_float(x, name)
     if n is not None and arr.shape[0] != n:
         raise CalibrationInputError(
             f"{name} has {arr.shape[0]} rows but {rows_of} has {n}; they must have the same length"
         )
     if arr.shape[0] == 0:
         raise CalibrationInputError(f"{name} is empty; at least one row is needed")
-    arr = arr.astype(np.float64, copy=False)
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise CalibrationInputError(f"{name} must be finite; row {i} is {float(arr[i])!r}")
     return arr
 
 
