@@ -328,21 +328,11 @@ def _recalibrated_row(
                 "sorted members, recalibrated; ΔCRPS compares its CRPS with the uncalibrated "
                 "row's ensemble CRPS (standard estimator), the number in that row"
             )
-    if isinstance(G, GaussianPredictions):
-        imp = rc.improvement(first, targets=G.targets, sample_weight=G.sample_weight, **spread)
-        for k in ("nll", "dss", "crps"):
-            m[f"{k}_improvement"] = float(imp.get(k, math.nan))
-    else:
-        # before minus after, the "before" being the uncalibrated row's own score (the
-        # number printed in that row), so that the columns and the improvement agree
-        for k in ("nll", "dss", "crps"):
-            m[f"{k}_improvement"] = math.nan
-        after = rc.scores_per_row(first, targets=G.targets, **spread)
-        for k, before in _distribution_befores(G).items():
-            if k in after:
-                m[f"{k}_improvement"] = G.weighted_mean(
-                    before() - np.asarray(after[k], dtype=np.float64)
-                )
+    # before minus after; the recalibrator's "before" of a distribution is its own score,
+    # the number in the uncalibrated row (for an ensemble the standard ensemble CRPS)
+    imp = rc.improvement(first, targets=G.targets, sample_weight=G.sample_weight, **spread)
+    for k in ("nll", "dss", "crps"):
+        m[f"{k}_improvement"] = float(imp.get(k, math.nan))
     return m, notes
 
 

@@ -69,8 +69,10 @@ from ...regression import (
     check_gaussian,
     check_predictive,
     crps_gaussian,
+    crps_per_row,
     dawid_sebastiani,
     gaussian_nll,
+    log_score_per_row,
 )
 from ...regression.inputs import spread_by_name
 from ...validation import CalibrationInputError
@@ -202,8 +204,8 @@ class RegressionRecalibrator(SchemaDocument):
     lists other kinds in ``kinds`` also implements ``_fit_distribution(P,
     seed)``, ``_cdf_distribution(d, y)``, ``_pit_distribution(d, y, seed)``,
     ``_quantile_distribution(d, q)`` and ``_score_rows_distribution(d, y,
-    identity)`` (``identity=True``: the scores of ``d`` itself, computed the
-    same way, for :meth:`improvement`).
+    identity)`` (``identity=True``: the same computation with the identity map,
+    which must give the scores of ``d`` itself).
 
     Examples
     --------
@@ -513,10 +515,11 @@ class RegressionRecalibrator(SchemaDocument):
         -------
         dict
             ``{"nll", "dss", "crps"}`` (for other kinds of distribution the
-            scores of :meth:`scores`), each ``score(original) - score(recalibrated)``,
-            both computed the same way; for an ensemble (samples) the original's
-            CRPS is its own (the standard ensemble estimator,
-            :func:`calipers.regression.crps`), the number a user compares with.
+            scores of :meth:`scores`), each ``score(original) - score(recalibrated)``;
+            the original's scores of another kind are its own
+            (:func:`calipers.regression.crps`, :func:`calipers.regression.log_score`;
+            for an ensemble the standard ensemble estimator), the numbers a user
+            compares with.
         """
         self._ready()
         P = self._read(mean, variance, std, targets, sample_weight)
@@ -528,17 +531,12 @@ class RegressionRecalibrator(SchemaDocument):
             }
             after = self._scores(P)
             return {k: before[k] - after[k] for k in SCORES}
-        d, y = P.distribution, P.targets
-        rows_after = self._score_rows_distribution(d, y)
-        rows_before = self._score_rows_distribution(d, y, identity=True)
-        if d.kind == "samples" and "crps" in rows_before:
-            # an ensemble's own CRPS (the standard estimator of its members, what
-            # calipers.regression.crps and the report give it), not that of the quantile set
-            # of its sorted members that the recalibrated distribution is built on
-            rows_before["crps"] = d.crps(y)
-        return {
-            k: P.weighted_mean(rows_before[k]) - P.weighted_mean(v) for k, v in rows_after.items()
-        }
+        # before: the distribution's own scores, as calipers.regression.crps and log_score
+        # (and the report's uncalibrated row) give them; for an ensemble its own CRPS, not
+        # that of the quantile set of sorted members the recalibrated distribution is built on
+        rows_after = self._score_rows_distribution(P.distribution, P.targets)
+        own = {"crps": crps_per_row, "nll": log_score_per_row}
+        return {k: P.weighted_mean(own[k](P)) - P.weighted_mean(v) for k, v in rows_after.items()}
 
     @spread_by_name
     def scores_per_row(
