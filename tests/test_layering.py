@@ -53,6 +53,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("metrics", ("calipers.metrics",)),
     ("stream", ("calipers.stream",)),
     ("inference", ("calipers.inference",)),
+    ("clinical", ("calipers.clinical",)),
+    ("subgroups", ("calipers.subgroups",)),
     ("regression", ("calipers.regression",)),
     ("recalibration", ("calipers.recalibration",)),
     ("diagrams", ("calipers.diagrams",)),
