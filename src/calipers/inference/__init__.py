@@ -20,6 +20,7 @@ from ._confidence_interval import (
     confidence_interval,
     paired_confidence_interval,
 )
+from ._honest_calibration_band import BandDeviation, CalibrationBand, honest_calibration_band
 from ._verdict import Verdict, decide, n_to_resolve, verdict
 from .bias_correction import BiasCorrection, correct
 from .calibration_test import CalibrationTestResult, consistency_test, skce_test
@@ -73,4 +74,7 @@ __all__ = [
     "CalibrationWorld",
     "CalibrationWorldFitter",
     "fit_calibration_world",
+    "honest_calibration_band",
+    "CalibrationBand",
+    "BandDeviation",
 ]
