@@ -468,7 +468,11 @@ def honest_calibration_band(
         raise CalibrationInputError("digits applies to method='round' only")
     if method == "round":
         d = 2 if digits is None else digits
-        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or not 1 <= d <= 6:
+        if (
+            isinstance(d, (bool, np.bool_))
+            or not isinstance(d, (int, np.integer))
+            or not 1 <= d <= 6
+        ):
             raise CalibrationInputError(f"digits must be an integer from 1 to 6; got {digits!r}")
         digits = int(d)
     if not isinstance(nc, (bool, np.bool_)):
@@ -497,7 +501,7 @@ def honest_calibration_band(
         upper = _band(ys, ns, alpha, "upper")
         iso_x = iso
     else:
-        scale = 10.0**digits
+        scale = 10.0 ** int(digits or 2)
         # upper bound: groups by floor, standing at their smallest prediction
         g_up = np.floor(ux * scale)
         first_up = np.r_[0, np.flatnonzero(np.diff(g_up)) + 1]
