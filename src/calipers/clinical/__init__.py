@@ -11,4 +11,26 @@ the calibration belt (Finazzi et al. 2011; Nattino, Finazzi & Bertolini 2014).
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._calibration_hierarchy import (
+    CalibrationHierarchy,
+    calibration_hierarchy,
+    calibration_hierarchy_by_class,
+)
+from ._calibration_in_the_large import CalibrationInTheLarge, calibration_in_the_large
+from ._calibration_intercept_slope import WeakCalibration, calibration_intercept_slope
+from ._flexible_calibration_curve import FlexibleCalibrationCurve, flexible_calibration_curve
+from ._integrated_calibration_index import CalibrationIndex, integrated_calibration_index
+
+__all__: list[str] = [
+    "CalibrationHierarchy",
+    "CalibrationInTheLarge",
+    "CalibrationIndex",
+    "FlexibleCalibrationCurve",
+    "WeakCalibration",
+    "calibration_hierarchy",
+    "calibration_hierarchy_by_class",
+    "calibration_in_the_large",
+    "calibration_intercept_slope",
+    "flexible_calibration_curve",
+    "integrated_calibration_index",
+]
