@@ -1,7 +1,8 @@
 """``calipers diagram``: one diagram of one prediction file, as PNG, SVG or PDF.
 
-Reliability, smooth reliability, calibration-sharpness, class-wise grid or
-top-k bars (:mod:`calipers.diagrams`) of classification predictions; PIT
+Reliability, smooth reliability, calibration-sharpness, class-wise grid,
+top-k bars or the clinical calibration diagram (:mod:`calipers.diagrams`) of
+classification predictions; PIT
 histogram, quantile reliability or variance-error diagram of a regression file
 (a Gaussian, quantiles, a central interval or samples per row); written
 atomically to ``--out``.
@@ -30,7 +31,7 @@ _REGRESSION_DIAGRAM_INPUTS = {
     "t-reliability": ("gaussian", "quantiles", "samples"),
 }
 #: The diagrams of classification files.
-CLASSIFICATION_KINDS = ("reliability", "smooth", "sharpness", "classwise", "top-k")
+CLASSIFICATION_KINDS = ("reliability", "smooth", "sharpness", "classwise", "top-k", "clinical")
 
 
 def _regression_figure(args: argparse.Namespace) -> Any:
@@ -140,6 +141,10 @@ def _figure(args: argparse.Namespace) -> Any:
         )
     if regression:
         return _regression_figure(args)
+    if args.class_index is not None and args.kind != "clinical":
+        raise CalibrationInputError(
+            f"--class-index is for the clinical diagram; the diagram '{args.kind}' draws every class"
+        )
     models, _ = _file_models(args)
     ((name, P),) = models[:1]
     name = plain_text(name)  # a file name, not a formula
@@ -151,6 +156,9 @@ def _figure(args: argparse.Namespace) -> Any:
         ),
         "classwise": lambda: diagrams.classwise_reliability_grid(P, n_bins=args.bins),
         "top-k": lambda: diagrams.top_k_bar_chart(P),
+        "clinical": lambda: diagrams.clinical_calibration_diagram(
+            P, class_index=args.class_index, title=name
+        ),
     }
     return kinds[args.kind]()
 
@@ -175,8 +183,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     dia = sub.add_parser(
         "diagram",
         help="draw one diagram of one prediction file",
-        description="Draw one diagram (reliability, smooth, sharpness, classwise, top-k) of a "
-        "prediction file, or of a regression file (pit: PIT histogram; quantile: coverage of "
+        description="Draw one diagram (reliability, smooth, sharpness, classwise, top-k; "
+        "clinical: the val.prob-style plot of the calibration hierarchy of Van Calster et al. "
+        "2016, flexible curve with band, risk groups, risks by outcome, intercept, slope, "
+        "C-statistic, Brier, ICI, E90, Emax) of a prediction file, or of a regression file (pit: PIT histogram; quantile: coverage of "
         "central intervals; variance: RMSE against root mean predicted variance per bin; "
         "t-reliability: the isotonic recalibrated point forecast against the forecast, "
         "Gneiting & Resin 2023, of a file of point forecasts or of a distribution's mean or "
@@ -217,6 +227,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="KEY",
         help="t-reliability: the column of point forecasts (default: forecast, y_pred, "
         "prediction, pred, y_hat, mean or median)",
+    )
+    dia.add_argument(
+        "--class-index",
+        type=int,
+        default=None,
+        metavar="K",
+        help="clinical: the column drawn one-vs-rest for a file of more than two classes "
+        "(default: the positive class of a binary file)",
     )
     dia.add_argument(
         "--bandwidth",

@@ -101,6 +101,7 @@ def _run_report(
         seed=getattr(args, "seed", 0),
         figures=figures,
         progress=True,
+        clinical=getattr(args, "clinical", False),
     )
 
 
@@ -329,6 +330,12 @@ def _cmd_report_streamed(args: argparse.Namespace, chunk_rows: int | None) -> in
     import json
 
     fmt = args.format or "markdown"
+    if getattr(args, "clinical", False):
+        raise CalibrationInputError(
+            "--clinical needs the predictions in memory (its curve and tests read every "
+            "row); a streamed report (--chunk-rows, --scheduler/--workers, or a file "
+            "declaring more than 2 GiB) has none: drop --chunk-rows or --clinical"
+        )
     if fmt not in ("markdown", "json", "html"):
         raise CalibrationInputError(
             "a streamed report (--chunk-rows, --scheduler/--workers, or a file declaring more than 2 GiB) is "
@@ -360,6 +367,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .streaming import wants_streaming
 
     if regression_files(args, "report"):  # Gaussian predictions: calipers.regression_report
+        if getattr(args, "clinical", False):
+            raise CalibrationInputError(
+                "--clinical reads predicted risks of an event (classification predictions); "
+                f"{args.files[0]} holds regression predictions"
+            )
         return cmd_regression_report(args)
 
     if _uses_dask(args):
@@ -494,6 +506,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "diagram), and says what it leaves out (recalibration, kernel columns, p-value, "
         "intervals). An in-memory report of 10^7 scores (rows x classes) or more says so "
         "on stderr",
+    )
+    rep.add_argument(
+        "--clinical",
+        action="store_true",
+        help="add the calibration hierarchy of Van Calster et al. 2016 for every row "
+        "(calibration in the large, intercept and slope, flexible curve with ICI/E50/E90/"
+        "Emax, Hosmer-Lemeshow and Spiegelhalter tests, C-statistic, Brier; one-vs-rest per "
+        "class for multiclass), with the clinical calibration diagram under --out",
     )
     rep.add_argument(
         "--format",

@@ -37,6 +37,15 @@ function                               shows
 :func:`t_reliability_diagram`          isotonic recalibrated point forecast (mean, quantile,
                                        expectile) vs forecast, bootstrap band, MCB/DSC/UNC
                                        (Gneiting & Resin 2023; Dimitriadis, Gneiting & Jordan 2021)
+:func:`calibration_band_diagram`       isotonic calibration curve of binary predictions with the
+                                       honest simultaneous band, the ranges where it excludes
+                                       the diagonal (Dimitriadis, Dümbgen, Henzi, Puke & Ziegel
+                                       2023); its compute step is
+                                       :func:`calipers.inference.honest_calibration_band`
+:func:`clinical_calibration_diagram`   the val.prob-style plot of the calibration hierarchy:
+                                       flexible curve with band or belt, risk groups, risks
+                                       by outcome, intercept, slope, C, Brier, ICI, E90, Emax
+                                       (Van Calster et al. 2016; Austin & Steyerberg 2019)
 =====================================  ==================================================
 
 Computing and drawing are two steps, as in relplot and scikit-learn's
@@ -77,6 +86,8 @@ compute step                                returns
                                             RMSE per bin, before and after
 :func:`t_reliability_diagram_data`          :class:`TReliabilityDiagramData`: the
                                             isotonic curve, band, score decomposition
+:func:`clinical_calibration_diagram_data`   :class:`ClinicalCalibrationDiagramData`:
+                                            the hierarchy, risk groups, risks by outcome
 ==========================================  ==========================================
 
 Examples
@@ -103,6 +114,13 @@ from .bars import (
     interval_diagram_data,
     top_k_bar_chart,
     top_k_bar_chart_data,
+)
+from .calibration_band import band_note, band_outline, calibration_band_diagram
+from .clinical_calibration import (
+    ClinicalCalibrationDiagramData,
+    clinical_calibration_diagram,
+    clinical_calibration_diagram_data,
+    clinical_note,
 )
 from .pit_histogram import (
     PITHistogramDiagramData,
@@ -160,6 +178,9 @@ __all__ = [
     "pit_histogram_diagram",
     "quantile_reliability_diagram",
     "variance_error_diagram",
+    "calibration_band_diagram",
+    "band_outline",
+    "band_note",
     "reliability_diagram_data",
     "ReliabilityDiagramData",
     "classwise_reliability_grid_data",
@@ -182,6 +203,10 @@ __all__ = [
     "t_reliability_diagram",
     "t_reliability_diagram_data",
     "TReliabilityDiagramData",
+    "clinical_calibration_diagram",
+    "clinical_calibration_diagram_data",
+    "ClinicalCalibrationDiagramData",
+    "clinical_note",
     "wilson_interval",
     "sharpness_note",
     "sharpness_caption",

@@ -25,6 +25,7 @@ from ..inference import Verdict
 from ..inference._resampling import format_p_value
 from ..inference._resampling import p_value_bound as _p_value_bound
 from ..metrics import registry
+from . import _clinical_section as _clinical
 
 __all__ = ["Report", "ReportRow", "COLUMNS"]
 
@@ -208,6 +209,9 @@ class Report:
     columns: tuple[str, ...] = tuple(COLUMNS)
     figures: dict[str, Any] = field(default_factory=dict, repr=False)
     intro: str = _INTRO
+    #: The clinical section's blocks (``report(..., clinical=True)``), rendered after
+    #: the figures; empty: no section.
+    clinical: list[Any] = field(default_factory=list, repr=False)
 
     # ---------------------------------------------------------------- access
 
@@ -449,6 +453,9 @@ class Report:
         lines = self._markdown_head(self._pointer(figure_dir is not None and bool(self.figures)))
         if figure_dir is not None and self.figures:
             lines += ["", "## Figures", "", *self._markdown_figures(figure_dir.rstrip("/"))]
+        if self.clinical:
+            shown = figure_dir.rstrip("/") if figure_dir is not None and self.figures else None
+            lines += ["", *_clinical.markdown_section(self.clinical, shown)]
         notes = [
             f"- **{' '.join(s.split())}**: {' '.join(t.split())}" if s else f"- {t}"
             for s, t in self._notes()
@@ -495,7 +502,7 @@ class Report:
         -------
         str
             Markdown, one line per model plus the table (rows + 2 lines) and at most five
-            more lines.
+            more lines; with the clinical section, its overview table too.
 
         Examples
         --------
@@ -508,6 +515,8 @@ class Report:
         - **m**: ECE 0.0510 (recommended 0.0000 [0.0000, 0.0165]): within the noise of a calibrated model at this n (not distinguishable).
         """
         lines = self._markdown_head(None)
+        if self.clinical:  # the clinical section's overview table
+            lines += ["", f"**{_clinical.HEAD}**", "", *_clinical.markdown_overview(self.clinical)]
         n_notes, n_verdicts = len(self._notes()), len(self._verdict_notes())
         if n_notes or n_verdicts:
             lines += [
@@ -521,6 +530,8 @@ class Report:
         """The figures by (model, method) slug, in order: ``[(key, kind title, caption)]``."""
         groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
         for key in self.figures:
+            if _clinical.is_clinical_figure(key):  # shown in the clinical section
+                continue
             group, caption = self._figure_caption(key)
             kind = key.rsplit("__", 2)[-1]
             groups.setdefault(group, []).append((key, FIGURE_KINDS.get(kind, kind), caption))
@@ -596,6 +607,8 @@ class Report:
                 for r, why in self._not_applicable()
             ],
         }
+        if self.clinical:
+            doc["clinical"] = _clinical.json_section(self.clinical)
         return json.dumps(doc, indent=indent)
 
     def to_latex(
@@ -661,6 +674,9 @@ class Report:
             )
         if figure_dir is not None and self.figures:
             parts.append(self._latex_figures(figure_dir.rstrip("/")))
+        if self.clinical:
+            shown = figure_dir.rstrip("/") if figure_dir is not None and self.figures else None
+            parts.append(_clinical.latex_section(self.clinical, shown))
         if notes:
             parts.append(f"\\subsection*{{{esc(_APPENDIX_HEAD)}}}\n" + notes)
         if settings:
@@ -756,6 +772,8 @@ class Report:
         groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
         skipped = []
         for key in self.figures:
+            if _clinical.is_clinical_figure(key):  # shown in the clinical section
+                continue
             if not re.fullmatch(r"[A-Za-z0-9_.\-]+", key):
                 skipped.append(f"{figure_dir}/{key}.png")
                 continue
@@ -897,6 +915,7 @@ class Report:
             f"<p>{html.escape(self.intro)}</p>"
             f"{self._summary_html()}<h2>Table</h2>{self._table_html(bool(rows))}"
             + (f'<h2>Figures</h2><div class="figures">{"".join(rows)}</div>' if rows else "")
+            + (_clinical.html_section(self.clinical, self.figures) if self.clinical else "")
             + self._details_html()
             + (
                 f"<details><summary>Settings</summary><ul>{settings}</ul></details>"

@@ -549,6 +549,7 @@ def report(
     progress: bool = False,
     seed: int = 0,
     verdicts: bool = True,
+    clinical: bool = False,
 ) -> Report:
     """Compute the standard suite for every model (and every recalibration of it).
 
@@ -606,6 +607,15 @@ def report(
         and two passes for the bandwidth sensitivity (bandwidth x 1/2 and x 2).
         Measured on 2 shared CPU cores at 5000 kernel rows and 200 draws (n = 10 000,
         10 classes): 4 s per row without verdicts, 11 s with; ``False`` turns them off.
+    clinical : bool, default False
+        Add the section "Calibration hierarchy (Van Calster et al. 2016)": for every
+        row (each model, uncalibrated and after each method) the calibration
+        hierarchy of :func:`calipers.clinical.calibration_hierarchy` on its test
+        probabilities (binary: one block; multiclass: one per class, one-vs-rest),
+        after the figures: an overview table, then per block the hierarchy's
+        sentences, the table of its levels and, with ``figures``, the clinical
+        calibration diagram (:func:`calipers.diagrams.clinical_calibration_diagram`).
+        Off, the report is what it was without the keyword.
 
     A recalibrator that cannot be applied to a model (e.g. a logit method given
     probabilities with exact zeros) gives a row of NaN with the reason as a flag.
@@ -638,13 +648,58 @@ def report(
     figs: dict[str, bytes] = {}
     lenses: set[str] = set()
     prog = _Progress(progress)
+    blocks: list[Any] = []
     for mi, (name, value) in enumerate(models.items()):
         model = _read_model(name, value, logits, classes)
         variants = _variants(model, recalibrators, calibration, prog)
         lenses.add(_lens_name(model.P))
         rows += _model_rows(model, mi, variants, options, prog, figs)
+        if clinical:
+            blocks += _clinical(name, variants, figures, prog, figs)
     _flag(rows)
-    return Report(rows, _settings(lenses, options), figures=figs)
+    settings = _settings(lenses, options)
+    if clinical:
+        settings["clinical"] = _CLINICAL_SETTING
+    return Report(rows, settings, figures=figs, clinical=blocks)
+
+
+#: The report's ``settings["clinical"]`` (with ``clinical=True``).
+_CLINICAL_SETTING = (
+    "calibration hierarchy (Van Calster et al. 2016) of each row's test probabilities, "
+    "calipers.clinical.calibration_hierarchy with its defaults (95 % intervals, loess "
+    "curve, 10 groups of risk, no belt); multiclass: one-vs-rest per class"
+)
+
+
+def _clinical(
+    name: str,
+    variants: list[tuple[str, Predictions | str]],
+    figures: bool,
+    prog: _Progress,
+    figs: dict[str, bytes],
+) -> list[Any]:
+    """The clinical blocks of one model's rows (:mod:`._clinical_section`); their
+    diagrams go into ``figs`` with ``figures``."""
+    from ._clinical_section import clinical_blocks
+
+    out: list[Any] = []
+    first = variants[0][1]  # the model's own predictions: its class names
+    classes = None if isinstance(first, str) else first.classes
+    for method, Qv in variants:
+        if isinstance(Qv, str):
+            continue
+        prog.line(f"{name} / {method}: calibration hierarchy")
+        got, drawn = clinical_blocks(
+            name,
+            method,
+            _rs.numpy_predictions(Qv),
+            key_prefix=f"{_slug(name)}__{_slug(method)}",
+            figures=figures,
+            classes=classes,
+        )
+        out += got
+        figs.update(drawn)
+    return out
 
 
 @dataclass(frozen=True)
