@@ -31,6 +31,7 @@ from ._style import (
     GAP_COLOR,
     HIST_COLOR,
     IDEAL_COLOR,
+    invisible_proxy,
     metrics_note,
     rc_context,
     require_matplotlib,
@@ -526,6 +527,11 @@ def clinical_calibration_diagram(
             gid="non-events",
         )
         a.axhline(y0, color="#BBBBBB", lw=0.5, zorder=0.5)
+        # what the box must not hide but "best" does not see: the diagonal (two
+        # vertices) and the spikes (a line collection)
+        diag = np.linspace(0.0, 1.0, 60)
+        invisible_proxy(a, diag, diag, diag)
+        invisible_proxy(a, mids, y0 + scale * data.spike_events, y0 - scale * data.spike_nonevents)
         a.text(1.0, y0 + 0.01, "1", fontsize=6, ha="right", va="bottom", color=HIST_COLOR)
         a.text(1.0, y0 - 0.01, "0", fontsize=6, ha="right", va="top", color=DENSITY_COLOR)
         unit_ticks(a)
