@@ -141,7 +141,9 @@ def test_format_1_files_still_load_and_predict_as_their_writer_did() -> None:
     versions (``input_kind_``, ``MatrixScaling.lambda_`` repeated in the state), with
     the predictions their writer made: loaded, they predict exactly the same, and
     are written back in format 2."""
-    assert {k.split("/")[1] for k in FORMAT_1} == set(METHODS)
+    # methods added after format 2 became the written format (spline, scaling-binning, ...)
+    # have no format-1 documents
+    assert {k.split("/")[1] for k in FORMAT_1} <= set(METHODS)
     for key, case in FORMAT_1.items():
         assert case["document"]["format"] == 1
         rc = _load(case["document"])

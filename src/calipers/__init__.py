@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from . import diagrams, regression
 from .diagrams import (
+    calibration_band_diagram,
     calibration_sharpness_diagram,
     classwise_reliability_grid,
     group_bar_chart,
@@ -43,6 +44,7 @@ from .estimators import (
     select_bandwidth,
 )
 from .inference import (
+    CalibrationBand,
     CalibrationTestResult,
     ConfidenceInterval,
     ParameterSweep,
@@ -50,6 +52,7 @@ from .inference import (
     Verdict,
     confidence_interval,
     consistency_test,
+    honest_calibration_band,
     paired_confidence_interval,
     parameter_sweep,
     skce_test,
@@ -130,6 +133,7 @@ from .recalibration import (
     HistogramBinning,
     IsotonicPointRecalibration,
     IsotonicRegression,
+    KSSplineCalibration,
     MatrixScaling,
     MeanReplacement,
     MonotoneLogitMap,
@@ -138,6 +142,8 @@ from .recalibration import (
     RecalibratedClassifier,
     Recalibrator,
     RegressionRecalibrator,
+    ScalingBinning,
+    SplineCalibration,
     SplitConformal,
     TemperatureScaling,
     VariancePlattScaling,
@@ -230,6 +236,8 @@ __all__ = [
     "ConfidenceInterval",
     "skce_test",
     "CalibrationTestResult",
+    "honest_calibration_band",
+    "CalibrationBand",
     # sweeps (Gruber & Buettner (2022); Kirchenbauer, Oaks & Heim (2022); Chidambaram & Ge (2024))
     "test_size_sweep",
     "parameter_sweep",
@@ -259,6 +267,9 @@ __all__ = [
     "HistogramBinning",
     "IsotonicRegression",
     "MeanReplacement",
+    "SplineCalibration",
+    "KSSplineCalibration",
+    "ScalingBinning",
     "calibration_split",
     "load_recalibrator",
     # probabilistic regression (Gruber & Buettner (2022) §5, App. G.5)
@@ -286,6 +297,7 @@ __all__ = [
     "group_bar_chart",
     "interval_diagram",
     "sweep_diagram",
+    "calibration_band_diagram",
     # reports
     "report",
     "Report",

@@ -19,6 +19,9 @@ METHOD_ALIASES = {
     "hb": "HistogramBinning",
     "ir": "IsotonicRegression",
     "mrr": "MeanReplacement",
+    "spline": "SplineCalibration",
+    "ksspline": "KSSplineCalibration",
+    "sb": "ScalingBinning",
 }
 
 DEFAULT_METHODS = "ts,ets,hb,ir,mrr"

@@ -11,11 +11,14 @@ puts a method on top of any fitted classifier (docs/scikit-learn.md).
 from __future__ import annotations
 
 from .base import NotFittedError, Recalibrator, load_recalibrator, register
+from .bayesian_binning_into_quantiles import BayesianBinningIntoQuantiles
 from .beta_calibration import BetaCalibration
 from .bias_corrected_temperature_scaling import BiasCorrectedTemperatureScaling
+from .ensemble_of_near_isotonic_regression import EnsembleOfNearIsotonicRegression
 from .ensemble_temperature_scaling import EnsembleTemperatureScaling
 from .histogram_binning import HistogramBinning
 from .isotonic_regression import IsotonicRegression
+from .ks_spline_calibration import KSSplineCalibration
 from .matrix_scaling import MatrixScaling
 from .mean_replacement import MeanReplacement
 from .monotone_logit_map import MonotoneLogitMap
@@ -29,6 +32,8 @@ from .regression.quantile_recalibration import QuantileRecalibration
 from .regression.split_conformal import SplitConformal
 from .regression.variance_platt_scaling import VariancePlattScaling
 from .regression.variance_scaling import VarianceScaling
+from .scaling_binning import ScalingBinning
+from .spline_calibration import SplineCalibration
 from .split import (
     CalibrationSplit,
     calibration_split,
@@ -57,6 +62,11 @@ __all__ = [
     "HistogramBinning",
     "IsotonicRegression",
     "MeanReplacement",
+    "BayesianBinningIntoQuantiles",
+    "EnsembleOfNearIsotonicRegression",
+    "SplineCalibration",
+    "KSSplineCalibration",
+    "ScalingBinning",
     "CalibrationSplit",
     "calibration_split",
     "calibration_split_indices",
