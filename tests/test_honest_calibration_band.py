@@ -354,3 +354,80 @@ def test_cost_guard_warns_and_refuses(monkeypatch):
     monkeypatch.setattr(hb, "_SECONDS_PER_PAIR", 1e-3)  # 40 s
     with pytest.warns(CalibrationCostWarning, match="method='round'"):
         honest_calibration_band(x, y)
+
+
+# ----------------------------------------------------------------- the diagram
+
+
+def test_diagram_draws_the_band_curve_and_deviations():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from calipers.diagrams import band_outline, calibration_band_diagram
+
+    x, y = sample(1500, lambda v: 1 / (1 + ((1 - v) / v) ** 0.3), seed=21)
+    band = honest_calibration_band(x, y)
+    fig = calibration_band_diagram(x, y)
+    ax = fig.axes[0]
+    (shade,) = [c for c in ax.collections if c.get_gid() == "honest-band"]
+    verts = np.concatenate([p.vertices for p in shade.get_paths()])
+    # every vertex lies on the outline: between the lower and upper step functions
+    bx, blo, bup = band_outline(band)
+    assert verts[:, 0].min() == 0.0 and verts[:, 0].max() == 1.0
+    assert np.all(np.isin(np.round(verts[:, 1], 12), np.round(np.r_[blo, bup], 12)))
+    (iso,) = [ln for ln in ax.lines if ln.get_gid() == "isotonic"]
+    np.testing.assert_array_equal(iso.get_xdata(), band.x)
+    np.testing.assert_array_equal(iso.get_ydata(), band.isotonic)
+    assert iso.get_drawstyle() == "steps-post"
+    segments = [ln for ln in ax.lines if ln.get_gid() and ln.get_gid().startswith("deviation-")]
+    devs = band.deviations()
+    assert len(segments) == len(devs) > 0
+    for seg, d in zip(segments, devs, strict=True):
+        assert seg.get_gid() == f"deviation-{d.direction}"
+        np.testing.assert_array_equal(seg.get_xdata(), [d.start, d.end])
+        np.testing.assert_array_equal(seg.get_ydata(), [d.start, d.end])
+    note = ax.artists[0].get_title().get_text()
+    assert note.startswith("95 % honest band, n = 1500")
+    assert "too low on" in note and "too high on" in note
+    # a band computed beforehand draws the same
+    fig2 = calibration_band_diagram(band)
+    (iso2,) = [ln for ln in fig2.axes[0].lines if ln.get_gid() == "isotonic"]
+    np.testing.assert_array_equal(iso2.get_ydata(), band.isotonic)
+    with pytest.raises(CalibrationInputError, match="labels must be None"):
+        calibration_band_diagram(band, y)
+    plt.close(fig)
+    plt.close(fig2)
+
+
+def test_band_outline_matches_the_step_functions():
+    from calipers.diagrams import band_outline
+
+    x, y = sample(300, CURVES["step"], seed=30)
+    band = honest_calibration_band(x, y)
+    bx, blo, bup = band_outline(band)
+    kx = np.unique(bx)
+    mid = (kx[:-1] + kx[1:]) / 2
+    # on each piece the outline's right-of-knot values are the bounds between the knots
+    np.testing.assert_array_equal(blo[1::2][:-1], band.lower_at(mid))
+    np.testing.assert_array_equal(bup[1::2][:-1], band.upper_at(mid))
+    np.testing.assert_array_equal(blo[::2][1:], band.lower_at(mid))
+    np.testing.assert_array_equal(bup[::2], band.upper_at(kx))
+
+
+def test_diagram_shades_nothing_where_the_bounds_cross():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from calipers.diagrams import band_note, calibration_band_diagram
+
+    x = np.linspace(0.01, 0.99, 200)
+    y = np.r_[np.ones(100, int), np.zeros(100, int)]
+    band = honest_calibration_band(x, y)
+    fig = calibration_band_diagram(band)
+    (shade,) = [c for c in fig.axes[0].collections if c.get_gid() == "honest-band"]
+    verts = np.concatenate([p.vertices for p in shade.get_paths()])
+    (cross,) = band.crossings()
+    inner = (verts[:, 0] > cross[0] + 1e-9) & (verts[:, 0] < cross[1] - 1e-9)
+    assert not inner.any()
+    assert "bounds cross on 1 range" in band_note(band)
+    plt.close(fig)

@@ -149,6 +149,7 @@ from .recalibration import (
     VariancePlattScaling,
     VarianceScaling,
     VectorScaling,
+    VennAbers,
     calibration_split,
     load_recalibrator,
 )
@@ -270,6 +271,7 @@ __all__ = [
     "SplineCalibration",
     "KSSplineCalibration",
     "ScalingBinning",
+    "VennAbers",
     "calibration_split",
     "load_recalibrator",
     # probabilistic regression (Gruber & Buettner (2022) §5, App. G.5)
