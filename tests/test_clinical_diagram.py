@@ -112,8 +112,13 @@ def test_the_text_box_holds_the_hierarchys_numbers() -> None:
     p, y = _overfit(seed=1)
     h = calibration_hierarchy(p, y)
     fig = clinical_calibration_diagram(p, y)
-    box = fig.axes[0].artists[0]
+    box = fig.axes[1].artists[0]  # beside the plot
     assert box.get_gid() == "metrics"
+    _, ax = plt.subplots()
+    assert clinical_calibration_diagram(p, y, ax=ax) is ax.figure
+    inside = ax.artists[0]  # in the plot given
+    assert inside.get_title().get_text() == box.get_title().get_text()
+    plt.close(ax.figure)
     lines = box.get_title().get_text().splitlines()
     assert lines == clinical_note(h).splitlines()
     assert _numbers(lines[0]) == [len(p), y.sum()]

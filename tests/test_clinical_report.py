@@ -86,7 +86,7 @@ def test_binary_block_is_the_hierarchy_of_the_rows_probabilities() -> None:
 
 def test_multiclass_gets_one_block_per_class_one_vs_rest() -> None:
     rng = np.random.default_rng(1)
-    z = rng.normal(size=(600, 3)) * 1.5
+    z = rng.normal(size=(300, 3)) * 1.5
     P = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
     y = np.array([rng.choice(3, p=row) for row in P])
     rep = _quick({"m": (P, y)}, clinical=True)

@@ -24,7 +24,6 @@ import numpy as np
 
 from ..metrics import wilson_interval
 from ..validation import CalibrationInputError, Predictions, check_integer, check_predictions
-from ._regression import figure_and_axes
 from ._style import (
     BAR_COLOR,
     DENSITY_COLOR,
@@ -33,6 +32,7 @@ from ._style import (
     IDEAL_COLOR,
     invisible_proxy,
     metrics_note,
+    new_figure,
     rc_context,
     require_matplotlib,
     style_axes,
@@ -399,7 +399,11 @@ def clinical_calibration_diagram(
         curve), ``"curve-band"`` (its band), ``"belt-<level>"`` (each belt level,
         e.g. ``"belt-0.95"``), ``"groups"`` (the group points; their error bars
         ``"group-intervals"``), ``"events"`` and ``"non-events"`` (the spikes,
-        line collections) and ``"metrics"`` (the box, ``ax.artists[0]``).
+        line collections), ``"key"`` (the legend) and ``"metrics"`` (the box of
+        numbers). A new figure has the plot in ``fig.axes[0]`` and, beside it, the
+        box and the key in ``fig.axes[1]`` (its ``artists[0]`` is the box), so they
+        hide nothing; with ``ax`` given the box is ``ax.artists[0]``, placed where
+        it hides the least, and the key is under the plot.
 
     Examples
     --------
@@ -413,7 +417,7 @@ def clinical_calibration_diagram(
     >>> ax = fig.axes[0]
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('Predicted risk', 'Observed proportion')
-    >>> print(ax.artists[0].get_title().get_text().splitlines()[2])
+    >>> print(fig.axes[1].artists[0].get_title().get_text().splitlines()[2])
     Slope 0.46 [0.37, 0.55]
     >>> plt.close(fig)
     """
@@ -434,7 +438,15 @@ def clinical_calibration_diagram(
     )
     h = data.hierarchy
     with rc_context():
-        fig, a = figure_and_axes(ax, height=3.5)
+        side = None
+        if ax is None:  # the plot and, beside it, the numbers
+            fig = new_figure(5.6, 3.3)
+            grid = fig.add_gridspec(1, 2, width_ratios=(3.3, 2.3))
+            a = fig.add_subplot(grid[0, 0])
+            side = fig.add_subplot(grid[0, 1])
+            side.set_axis_off()
+        else:
+            fig, a = ax.figure, ax
         a.plot(
             [0, 1],
             [0, 1],
@@ -517,6 +529,7 @@ def clinical_calibration_diagram(
             color=HIST_COLOR,
             lw=0.8,
             gid="events",
+            label="Risks of events (up)",
         )
         a.vlines(
             mids[dn],
@@ -525,6 +538,7 @@ def clinical_calibration_diagram(
             color=DENSITY_COLOR,
             lw=0.8,
             gid="non-events",
+            label="of non-events (down)",
         )
         a.axhline(y0, color="#BBBBBB", lw=0.5, zorder=0.5)
         # what the box must not hide but "best" does not see: the diagonal (two
@@ -540,17 +554,24 @@ def clinical_calibration_diagram(
         a.set_ylabel("Observed proportion")
         if title:
             a.set_title(title)
-        # the key under the axes (it hides nothing), the numbers where they hide the least
-        key = a.legend(
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.14),
-            ncols=2,
-            fontsize=6.5,
-            frameon=False,
-            handlelength=1.6,
-            columnspacing=1.0,
-        )
+        if side is None:  # the key under the axes, the numbers where they hide the least
+            key = a.legend(
+                loc="upper center",
+                bbox_to_anchor=(0.5, -0.14),
+                ncols=2,
+                fontsize=6.5,
+                frameon=False,
+                handlelength=1.6,
+                columnspacing=1.0,
+            )
+            metrics_note(a, data.note)
+        else:  # both beside the plot, where they hide nothing
+            handles, labels_ = a.get_legend_handles_labels()
+            key = side.legend(
+                handles, labels_, loc="lower left", fontsize=7, frameon=False, handlelength=1.6
+            )
+            note = metrics_note(side, data.note)
+            note.set_loc("upper left")
         key.set_gid("key")
-        metrics_note(a, data.note)
         style_axes(a)
     return fig
