@@ -347,17 +347,15 @@ class SplineCalibration(Recalibrator):
             )
         lams = DEFAULT_PENALTIES[::-1]  # largest first: each fit starts from the previous one
         losses = np.zeros(len(lams))
-        starts = {f: np.zeros(X.shape[1]) for f in scored}
+        parts = [(X[fn != f], t[fn != f], v[fn != f], X[fn == f], t[fn == f]) for f in scored]
+        count = sum(int(te.shape[0]) for *_, te in parts)
+        starts = [np.zeros(X.shape[1]) for _ in scored]
         for i, lam in enumerate(lams):
-            total, count = 0.0, 0
-            for f in scored:
-                tr = fn != f
-                te = fn == f
-                b = _penalized_logistic(X[tr], t[tr], v[tr], float(lam), starts[f])
-                starts[f] = b
-                s = X[te] @ b
-                total += float(np.sum(np.logaddexp(0.0, s) - t[te] * s))
-                count += int(te.sum())
+            total = 0.0
+            for j, (Xtr, ttr, vtr, Xte, tte) in enumerate(parts):
+                starts[j] = _penalized_logistic(Xtr, ttr, vtr, float(lam), starts[j])
+                s = Xte @ starts[j]
+                total += float(np.sum(np.logaddexp(0.0, s) - tte * s))
             losses[i] = total / count
         rounded = np.round(losses, 4)
         best = int(np.flatnonzero(rounded == rounded.min())[0])  # the largest lambda among ties
