@@ -19,18 +19,24 @@ from ._calibration_hierarchy import (
 from ._calibration_in_the_large import CalibrationInTheLarge, calibration_in_the_large
 from ._calibration_intercept_slope import WeakCalibration, calibration_intercept_slope
 from ._flexible_calibration_curve import FlexibleCalibrationCurve, flexible_calibration_curve
+from ._hosmer_lemeshow import HosmerLemeshowTest, hosmer_lemeshow_test
 from ._integrated_calibration_index import CalibrationIndex, integrated_calibration_index
+from ._spiegelhalter import SpiegelhalterTest, spiegelhalter_z_test
 
 __all__: list[str] = [
     "CalibrationHierarchy",
     "CalibrationInTheLarge",
     "CalibrationIndex",
     "FlexibleCalibrationCurve",
+    "HosmerLemeshowTest",
+    "SpiegelhalterTest",
     "WeakCalibration",
     "calibration_hierarchy",
     "calibration_hierarchy_by_class",
     "calibration_in_the_large",
     "calibration_intercept_slope",
     "flexible_calibration_curve",
+    "hosmer_lemeshow_test",
     "integrated_calibration_index",
+    "spiegelhalter_z_test",
 ]
