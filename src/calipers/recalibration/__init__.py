@@ -44,6 +44,7 @@ from .split import (
 )
 from .temperature_scaling import TemperatureScaling
 from .vector_scaling import VectorScaling
+from .venn_abers import VennAbers
 
 __all__ = [
     "Recalibrator",
@@ -81,4 +82,5 @@ __all__ = [
     "SplitConformal",
     "ConformalizedQuantileRegression",
     "IsotonicPointRecalibration",
+    "VennAbers",
 ]
