@@ -11,6 +11,7 @@ the calibration belt (Finazzi et al. 2011; Nattino, Finazzi & Bertolini 2014).
 
 from __future__ import annotations
 
+from ._calibration_belt import CalibrationBelt, calibration_belt
 from ._calibration_hierarchy import (
     CalibrationHierarchy,
     calibration_hierarchy,
@@ -24,6 +25,7 @@ from ._integrated_calibration_index import CalibrationIndex, integrated_calibrat
 from ._spiegelhalter import SpiegelhalterTest, spiegelhalter_z_test
 
 __all__: list[str] = [
+    "CalibrationBelt",
     "CalibrationHierarchy",
     "CalibrationInTheLarge",
     "CalibrationIndex",
@@ -31,6 +33,7 @@ __all__: list[str] = [
     "HosmerLemeshowTest",
     "SpiegelhalterTest",
     "WeakCalibration",
+    "calibration_belt",
     "calibration_hierarchy",
     "calibration_hierarchy_by_class",
     "calibration_in_the_large",
