@@ -129,6 +129,7 @@ from .recalibration import (
     BetaCalibration,
     BiasCorrectedTemperatureScaling,
     ConformalizedQuantileRegression,
+    CrossVennAbersClassifier,
     EnsembleTemperatureScaling,
     HistogramBinning,
     IsotonicPointRecalibration,
@@ -272,6 +273,7 @@ __all__ = [
     "KSSplineCalibration",
     "ScalingBinning",
     "VennAbers",
+    "CrossVennAbersClassifier",
     "calibration_split",
     "load_recalibrator",
     # probabilistic regression (Gruber & Buettner (2022) §5, App. G.5)

@@ -14,6 +14,7 @@ from .base import NotFittedError, Recalibrator, load_recalibrator, register
 from .bayesian_binning_into_quantiles import BayesianBinningIntoQuantiles
 from .beta_calibration import BetaCalibration
 from .bias_corrected_temperature_scaling import BiasCorrectedTemperatureScaling
+from .cross_venn_abers import CrossVennAbersClassifier
 from .ensemble_of_near_isotonic_regression import EnsembleOfNearIsotonicRegression
 from .ensemble_temperature_scaling import EnsembleTemperatureScaling
 from .histogram_binning import HistogramBinning
@@ -83,4 +84,5 @@ __all__ = [
     "ConformalizedQuantileRegression",
     "IsotonicPointRecalibration",
     "VennAbers",
+    "CrossVennAbersClassifier",
 ]
