@@ -201,7 +201,8 @@ class CrossVennAbersClassifier:
                 "classes (for more, use VennAbers(multiclass=...) on a calibration split)"
             )
         t = (yy == classes[1]).astype(np.int64)
-        estimators, calibrators = [], []
+        estimators: list[Any] = []
+        calibrators: list[VennAbers] = []
         for i, (train, held) in enumerate(self._folds(X, t)):
             if len(np.unique(t[train])) < 2 or len(held) == 0:
                 raise CalibrationInputError(
@@ -210,7 +211,9 @@ class CrossVennAbersClassifier:
                 )
             est = clone(self.estimator).fit(_safe_indexing(X, train), t[train])
             s = np.asarray(est.predict_proba(_safe_indexing(X, held)))[:, 1]
-            calibrators.append(VennAbers().fit(s, t[held], logits=False))
+            va = VennAbers()
+            va.fit(s, t[held], logits=False)
+            calibrators.append(va)
             estimators.append(est)
         self.classes_ = classes
         self.estimators_ = estimators
