@@ -9,4 +9,16 @@ beside the noise level at that group's size).
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._calibration_by_group import GroupStatistics, SubgroupCalibration, calibration_by_group
+from ._multicalibration_audit import MulticalibrationAudit, multicalibration_audit
+from ._worst_group import WorstGroup, worst_group
+
+__all__: list[str] = [
+    "GroupStatistics",
+    "MulticalibrationAudit",
+    "SubgroupCalibration",
+    "WorstGroup",
+    "calibration_by_group",
+    "multicalibration_audit",
+    "worst_group",
+]
