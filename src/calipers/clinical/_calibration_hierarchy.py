@@ -173,10 +173,13 @@ def _summary(h: CalibrationHierarchy) -> list[str]:
     return lines
 
 
-def _c_statistic(p: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
-    """AUC, ties counted one half, O(n log n)."""
+def _c_statistic(
+    p: np.ndarray, y: np.ndarray, w: np.ndarray | None, order: np.ndarray | None = None
+) -> float:
+    """AUC, ties counted one half, O(n log n) (``order``: an argsort of ``p``)."""
     ww = np.ones_like(p) if w is None else w
-    order = np.argsort(p, kind="stable")
+    if order is None:
+        order = np.argsort(p)
     ps, ys, ws = p[order], y[order], ww[order]
     pos = ws * ys
     neg = ws * (1 - ys)
@@ -202,7 +205,8 @@ def _hierarchy(
     in_large = _ciltl(p, y, w, confidence)
     weak = _weak(p, y, w, confidence)
     method, span, degree, n_knots = _check_curve_args(curve, 0.75, 2, 5)
-    fc, fitter = _curve(p, y, w, method, span, degree, n_knots, 200, confidence)
+    order = np.argsort(p)  # one sort for the curve and the c-statistic
+    fc, fitter = _curve(p, y, w, method, span, degree, n_knots, 200, confidence, order)
     index = _index_from(p, w, fc, fitter)
     hl = sp = bt = None
     brier = float(np.mean((p - y) ** 2) if w is None else np.dot(w, (p - y) ** 2) / w.sum())
@@ -215,7 +219,7 @@ def _hierarchy(
         index=index,
         hosmer_lemeshow=hl,
         spiegelhalter=sp,
-        c_statistic=_c_statistic(p, y, w),
+        c_statistic=_c_statistic(p, y, w, order),
         brier=brier,
         belt=bt,
     )

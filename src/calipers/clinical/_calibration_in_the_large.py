@@ -78,9 +78,9 @@ def _ciltl(
         expected = float(np.dot(w, p))
         r = y - p
         rbar = float(np.dot(w, r)) / sw
-        n_eff = sw**2 / float(np.dot(w, w))
-        var = float(np.dot(w, (r - rbar) ** 2)) / sw
-        se_d = math.sqrt(var / max(n_eff - 1.0, 1.0))
+        # frequency weights: a weight of 2 is the row repeated twice
+        var = float(np.dot(w, (r - rbar) ** 2)) / max(sw - 1.0, 1e-300)
+        se_d = math.sqrt(var / sw)
     obs = observed / sw
     mean_p = expected / sw
     d = obs - mean_p
@@ -138,9 +138,8 @@ def calibration_in_the_large(
     -----
     The difference ``observed - mean predicted`` is the mean of the residuals
     ``y_i - p_i``; its interval is the Wald interval ``d +- z s / sqrt(n)`` with ``s``
-    the standard deviation of the residuals (``n - 1`` in the denominator; with
-    weights, Kish's effective sample size ``(sum w)^2 / sum w^2`` in place of
-    ``n``). The ratio ``O / E`` of observed to expected events gets the log-scale
+    the standard deviation of the residuals (``n - 1`` in the denominator; weights
+    are frequency weights, ``n`` the sum of the weights). The ratio ``O / E`` of observed to expected events gets the log-scale
     interval of Debray et al. (2017), ``exp(log(O/E) +- z sqrt((1 - O/N) / O))``,
     which treats the expected events as fixed and the observed ones as binomial
     (the Poisson interval ``sqrt(1 / O)`` is its rare-event limit); it is NaN when no

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 from scipy.special import expit, logit
+from threadpoolctl import threadpool_limits
 
 from ..validation import CalibrationInputError
 from ._inputs import binary_risks, check_confidence, refuse_certain
@@ -56,72 +57,78 @@ class WeakCalibration:
         return d
 
 
-def _nll(eta: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-    return float(np.dot(w, np.logaddexp(0.0, eta) - y * eta))
+def _nll(eta: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
+    v = np.logaddexp(0.0, eta) - y * eta
+    return float(v.sum() if w is None else np.dot(w, v))
 
 
-def _fit_intercept(lp: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
-    """``a`` maximising the likelihood of ``logit P = a + lp`` and its standard error."""
-    a = 0.0
-    f = _nll(lp, y, w)
-    for _ in range(100):
-        mu = expit(a + lp)
-        g = float(np.dot(w, y - mu))
-        h = float(np.dot(w, mu * (1 - mu)))
-        if h <= 0:
-            break
-        step = g / h
-        s = 1.0
-        while True:
-            f_new = _nll(a + s * step + lp, y, w)
-            if f_new <= f + 1e-12 * max(1.0, abs(f)) or s < 1e-8:
-                break
-            s /= 2
-        a += s * step
-        f = f_new
-        if abs(s * step) < 1e-12 * max(1.0, abs(a)):
-            break
-    mu = expit(a + lp)
-    h = float(np.dot(w, mu * (1 - mu)))
-    return a, (1.0 / math.sqrt(h) if h > 0 else math.inf)
+def _newton(
+    lp: np.ndarray, y: np.ndarray, w: np.ndarray | None, with_slope: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum-likelihood ``a`` of ``logit P = a + lp`` (``with_slope=False``) or ``(c, b)``
+    of ``logit P = c + b lp``, and the inverse Fisher information.
 
-
-def _fit_slope(lp: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(c, b)`` maximising the likelihood of ``logit P = c + b lp`` and their covariance."""
-    beta = np.array([0.0, 1.0])
-    eta = beta[0] + beta[1] * lp
-    f = _nll(eta, y, w)
-    for _ in range(100):
+    Newton's method from the identity (``a = 0``; ``c = 0, b = 1``); a step longer than
+    1 in any coefficient is halved until the likelihood increases (near the optimum
+    the full Newton step of this concave likelihood is taken without the check), and
+    the iteration stops when every coefficient moves by less than ``1e-12`` (relative).
+    """
+    k = 2 if with_slope else 1
+    beta = np.array([0.0, 1.0]) if with_slope else np.array([0.0])
+    eta = lp.copy()
+    f = math.nan
+    H = np.eye(k)
+    for _ in range(200):
         mu = expit(eta)
-        r = w * (y - mu)
-        g = np.array([r.sum(), np.dot(r, lp)])
-        v = w * mu * (1 - mu)
-        vl = v * lp
-        H = np.array([[v.sum(), vl.sum()], [vl.sum(), np.dot(vl, lp)]])
+        r = y - mu
+        v = mu * (1.0 - mu)
+        if w is not None:
+            r *= w
+            v *= w
+        if with_slope:
+            vl = v * lp
+            g = np.array([r.sum(), np.dot(r, lp)])
+            H = np.array([[v.sum(), vl.sum()], [vl.sum(), np.dot(vl, lp)]])
+        else:
+            g = np.array([r.sum()])
+            H = np.array([[v.sum()]])
         try:
             step = np.linalg.solve(H, g)
         except np.linalg.LinAlgError:
             break
-        d_eta = step[0] + step[1] * lp
-        s = 1.0
-        while True:
-            f_new = _nll(eta + s * d_eta, y, w)
-            if f_new <= f + 1e-12 * max(1.0, abs(f)) or s < 1e-8:
-                break
-            s /= 2
-        beta = beta + s * step
-        eta = beta[0] + beta[1] * lp
-        f = f_new
-        if float(np.max(np.abs(s * step))) < 1e-12 * max(1.0, float(np.max(np.abs(beta)))):
+        if not np.all(np.isfinite(step)):
+            break
+        if float(np.max(np.abs(step))) > 1.0:  # far from the optimum: guard the step
+            if not math.isfinite(f):
+                f = _nll(eta, y, w)
+            s = 1.0
+            while True:
+                trial = beta + s * step
+                eta_t = trial[0] + trial[1] * lp if with_slope else trial[0] + lp
+                f_t = _nll(eta_t, y, w)
+                if f_t <= f or s < 1e-10:
+                    break
+                s /= 2
+            beta, eta, f = trial, eta_t, f_t
+            continue
+        beta = beta + step
+        eta = beta[0] + beta[1] * lp if with_slope else beta[0] + lp
+        f = math.nan
+        if float(np.max(np.abs(step))) <= 1e-12 * max(1.0, float(np.max(np.abs(beta)))):
             break
     mu = expit(eta)
-    v = w * mu * (1 - mu)
-    vl = v * lp
-    H = np.array([[v.sum(), vl.sum()], [vl.sum(), np.dot(vl, lp)]])
+    v = mu * (1.0 - mu)
+    if w is not None:
+        v *= w
+    if with_slope:
+        vl = v * lp
+        H = np.array([[v.sum(), vl.sum()], [vl.sum(), np.dot(vl, lp)]])
+    else:
+        H = np.array([[v.sum()]])
     try:
         cov = np.linalg.inv(H)
     except np.linalg.LinAlgError:
-        cov = np.full((2, 2), math.inf)
+        cov = np.full((k, k), math.inf)
     return beta, cov
 
 
@@ -136,10 +143,11 @@ def _weak(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, confidence: float)
             "(the logistic regression has no finite optimum)"
         )
     lp = logit(p)
-    ww = np.ones_like(p) if w is None else w
     z = float(norm.ppf(0.5 + confidence / 2))
-    a, se_a = _fit_intercept(lp, y, ww)
-    (c, b), cov = _fit_slope(lp, y, ww)
+    with threadpool_limits(limits=1, user_api="blas"):
+        (a,), cov_a = _newton(lp, y, w, with_slope=False)
+        (c, b), cov = _newton(lp, y, w, with_slope=True)
+    se_a = math.sqrt(cov_a[0, 0]) if cov_a[0, 0] >= 0 else math.nan
     se_b = math.sqrt(cov[1, 1]) if cov[1, 1] >= 0 else math.nan
     if not (math.isfinite(a) and math.isfinite(b)) or abs(b) > 1e6:
         raise CalibrationInputError(

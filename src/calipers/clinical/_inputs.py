@@ -46,13 +46,16 @@ def binary_risks(
 
 
 def refuse_certain(p: np.ndarray, what: str) -> None:
-    """Refuse risks of exactly 0 or 1, whose logit is infinite, naming the first row."""
+    """Refuse risks of exactly 0 or 1, whose logit is infinite, naming the first row.
+
+    ``what`` names the computation (the subject of "cannot use").
+    """
     bad = (p <= 0.0) | (p >= 1.0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise CalibrationInputError(
-            f"row {i} of probs is {p[i]!r}: {what} regresses the outcome on logit(p), "
-            f"which is infinite at a risk of exactly 0 or 1 ({int(bad.sum())} such rows). "
+            f"row {i} of probs is {float(p[i])!r}: {what} cannot use a risk of exactly "
+            f"0 or 1, whose logit is infinite ({int(bad.sum())} such rows). "
             "A risk model should not predict certainty; if these rows are rounded output, "
             "pass the unrounded risks (or decide how to treat them and say so in the report)"
         )

@@ -68,11 +68,16 @@ def _index_from(
 ) -> CalibrationIndex:
     exact = True
     if curve.method == "loess" and fitter is not None:
-        u, inv = np.unique(p, return_inverse=True)
+        xs = fitter.x  # the risks, sorted
+        new = np.empty(xs.shape[0], dtype=bool)
+        new[0] = True
+        np.not_equal(xs[1:], xs[:-1], out=new[1:])
+        u = xs[new]
+        fitted = np.empty_like(p)
         if u.shape[0] * fitter.q <= EXACT_WORK:
-            fitted = fitter.fit(u)[0][inv]
+            fitted[fitter.order] = fitter.fit(u)[0][np.cumsum(new) - 1]
         else:
-            fitted = curve(p)
+            fitted[fitter.order] = curve(xs)  # sorted: faster interpolation
             exact = False
     else:
         fitted = curve(p)
@@ -128,11 +133,11 @@ def integrated_calibration_index(
     Notes
     -----
     The loess curve is evaluated exactly at every distinct observed risk while
-    ``(distinct risks) x floor(span n)`` is at most 2.5e7 (about ``n <= 5700`` at
-    the default span); above that, at 200 evenly spaced risks and interpolated by a
+    ``(distinct risks) x floor(span n)`` is at most 5e6 (``n <= 2581`` distinct
+    risks at the default span); above that, at 200 evenly spaced risks and interpolated by a
     cubic spline in between (``exact=False``), which keeps ``n = 10^6`` well under a
-    second; the interpolation changes the ICI by less than ``1e-5`` on smooth curves
-    (tested).
+    second; the interpolated curve is within about ``1e-5`` of the exact one (below
+    ``5e-5`` in the tests), and so is the ICI.
 
     Examples
     --------
