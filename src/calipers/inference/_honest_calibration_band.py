@@ -41,9 +41,10 @@ of 64 starts at once (the block's most events and fewest failures) and to
 chunks of 128 ends, the record raised first by the intervals of the last
 record's start and length. Only a few intervals per group reach the Beta
 quantile; the bounds equal the full maximum (the tests compare with the
-brute force over all intervals). On one core: about 0.5 s for ``10^4``
-distinct predictions and 7 s for ``10^5`` (``benchmarks/bench_honest_band.py``;
-calibrationband's C++ loop evaluates all ``G (G + 1)`` quantiles).
+brute force over all intervals). About 0.5 to 1.5 s for ``10^4``
+distinct predictions and 7 to 30 s for ``10^5`` on two shared cores, where the
+``G (G + 1)`` Beta quantiles that calibrationband's C++ loop evaluates would
+take minutes and hours (``benchmarks/bench_honest_band.py``).
 """
 
 from __future__ import annotations
