@@ -185,3 +185,21 @@ def test_class_names_are_the_models_in_every_row() -> None:
     assert [(b.method, b.class_name) for b in rep.clinical] == [
         (m, c) for m in ("uncalibrated", "TemperatureScaling") for c in names
     ]
+
+
+def test_a_row_with_risks_of_exactly_0_or_1_says_why_it_has_no_hierarchy() -> None:
+    from calipers.validation import CalibrationInputError
+
+    p, y = _overfit(n=300, seed=6)
+    p = p.copy()
+    p[:5] = 0.0  # rounded output: a logit of -inf
+    with pytest.raises(CalibrationInputError) as refused:
+        calibration_hierarchy(p, y)
+    rep = _quick({"m": (p, y)}, clinical=True)
+    (block,) = rep.clinical
+    assert block.hierarchy is None and block.reason == str(refused.value)
+    md = rep.to_markdown()
+    assert f"Not computed: {' '.join(str(refused.value).split())}" in md
+    assert json.loads(rep.to_json())["clinical"][0]["not_computed"] == str(refused.value)
+    # the rest of the report is computed as without the section
+    assert rep.rows[0].metrics == _quick({"m": (p, y)}).rows[0].metrics
