@@ -285,9 +285,13 @@ class SplineCalibration(Recalibrator):
         else:
             cols = list(np.ascontiguousarray(S.T))
             targets = [y == k for k in range(S.shape[1])]
+        from threadpoolctl import threadpool_limits
+
         knots, coefs, lams, epss = [], [], [], []
         for k, (p, t) in enumerate(zip(cols, targets, strict=True)):
-            kn, b, lam, eps = self._fit_one(p, t.astype(np.float64), k, len(cols))
+            # products of K ~ 30 columns: one BLAS thread is as fast, and spares a loaded machine
+            with threadpool_limits(limits=1, user_api="blas"):
+                kn, b, lam, eps = self._fit_one(p, t.astype(np.float64), k, len(cols))
             knots.append(kn)
             coefs.append(b)
             lams.append(lam)
