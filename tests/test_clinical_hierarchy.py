@@ -405,3 +405,22 @@ def test_curve_arguments_checked():
         flexible_calibration_curve(p, y, degree=3)
     with pytest.raises(CalibrationInputError, match="binary risks"):
         calibration_hierarchy(np.full((4, 3), 1 / 3), [0, 1, 2, 0])
+
+
+def test_hierarchy_carries_the_tests_and_the_belt_on_request():
+    from calipers.clinical import calibration_belt, hosmer_lemeshow_test, spiegelhalter_z_test
+
+    p, y = overfitted(1500, seed=23, slope=0.7)
+    h = calibration_hierarchy(p, y, n_groups=8)
+    hl = hosmer_lemeshow_test(p, y, n_groups=8)
+    assert (h.hosmer_lemeshow.statistic, h.hosmer_lemeshow.df) == (hl.statistic, hl.df)
+    assert h.spiegelhalter == spiegelhalter_z_test(p, y)
+    assert h.belt is None
+    hb = calibration_hierarchy(p, y, belt=True)
+    belt = calibration_belt(p, y, confidence_levels=(0.8, 0.95))
+    assert hb.belt is not None and hb.belt.p_value == belt.p_value
+    np.testing.assert_array_equal(hb.belt.lower, belt.lower)
+    text = "\n".join(hb.summary())
+    assert "Hosmer-Lemeshow test (8 risk groups)" not in text  # the default 10 here
+    assert "Calibration belt (degree" in text and "Spiegelhalter z test" in text
+    json.dumps(hb.to_dict())

@@ -8,12 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import CalibrationInputError, check_integer, check_predictions
+from ..validation import CalibrationInputError, check_predictions
+from ._calibration_belt import CalibrationBelt, calibration_belt
 from ._calibration_in_the_large import CalibrationInTheLarge, _ciltl
 from ._calibration_intercept_slope import WeakCalibration, _weak
 from ._flexible_calibration_curve import FlexibleCalibrationCurve, _check_curve_args, _curve
+from ._hosmer_lemeshow import HosmerLemeshowTest, _check_n_groups, _hosmer_lemeshow
 from ._inputs import _numpy, binary_risks, check_confidence
 from ._integrated_calibration_index import CalibrationIndex, _index_from
+from ._spiegelhalter import SpiegelhalterTest, _spiegelhalter
 
 __all__ = ["CalibrationHierarchy", "calibration_hierarchy", "calibration_hierarchy_by_class"]
 
@@ -36,17 +39,17 @@ class CalibrationHierarchy:
         Flexible calibration curve with its band (level 3, "moderate calibration").
     index : CalibrationIndex
         ICI, E50, E90, Emax of that curve.
-    hosmer_lemeshow : object or None
-        The Hosmer-Lemeshow test over ``n_groups`` risk groups, when available.
-    spiegelhalter : object or None
-        Spiegelhalter's z test, when available.
+    hosmer_lemeshow : HosmerLemeshowTest
+        The Hosmer-Lemeshow test over ``n_groups`` risk groups.
+    spiegelhalter : SpiegelhalterTest
+        Spiegelhalter's z test.
     c_statistic : float
         Area under the ROC curve (the probability that a random event has a higher
         risk than a random non-event, ties counted one half).
     brier : float
         Mean squared difference between risk and outcome.
-    belt : object or None
-        The calibration belt, when asked for (``belt=True``).
+    belt : CalibrationBelt or None
+        The calibration belt, when asked for (``belt=True``; None otherwise).
     """
 
     n: int
@@ -55,11 +58,11 @@ class CalibrationHierarchy:
     weak: WeakCalibration
     curve: FlexibleCalibrationCurve
     index: CalibrationIndex
-    hosmer_lemeshow: Any
-    spiegelhalter: Any
+    hosmer_lemeshow: HosmerLemeshowTest
+    spiegelhalter: SpiegelhalterTest
     c_statistic: float
     brier: float
-    belt: Any = None
+    belt: CalibrationBelt | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every number as JSON-ready floats, lists and dictionaries."""
@@ -112,6 +115,12 @@ def _fmt(v: float, digits: int = 2) -> str:
     return f"{v:.{digits}f}"
 
 
+def _p(v: float) -> str:
+    if not math.isfinite(v):
+        return "n/a"
+    return "< 0.001" if v < 0.001 else f"= {v:.3f}"
+
+
 def _pct(v: float) -> str:
     return f"{100 * v:.1f} %"
 
@@ -158,14 +167,38 @@ def _summary(h: CalibrationHierarchy) -> list[str]:
         f"E50 {_fmt(idx.e50, 3)}, E90 {_fmt(idx.e90, 3)}, Emax {_fmt(idx.emax, 3)} "
         "(absolute differences between predicted and observed risk)."
     )
-    for test, name in (
-        (h.hosmer_lemeshow, "Hosmer-Lemeshow"),
-        (h.spiegelhalter, "Spiegelhalter z"),
-    ):
-        if test is not None:
-            stat = getattr(test, "statistic", math.nan)
-            pv = getattr(test, "p_value", math.nan)
-            lines.append(f"{name} test: statistic {_fmt(float(stat))}, p = {_fmt(float(pv), 3)}.")
+    hl = h.hosmer_lemeshow
+    if hl is not None:
+        reading = (
+            "evidence that observed and expected events differ between risk groups"
+            if hl.p_value < 1 - il.confidence
+            else "no evidence of a difference between risk groups (a test of low power in "
+            "small samples, and one that flags trivial differences in large ones)"
+        )
+        lines.append(
+            f"Hosmer-Lemeshow test ({hl.n_groups} risk groups): chi-square "
+            f"{_fmt(hl.statistic)} on {hl.df} df, p {_p(hl.p_value)}: {reading}."
+        )
+    sp = h.spiegelhalter
+    if sp is not None:
+        lines.append(f"Spiegelhalter z test: z = {_fmt(sp.z)}, p {_p(sp.p_value)}.")
+    if h.belt is not None:
+        belt_level = float(max(h.belt.confidence_levels))
+        dev = h.belt.deviations(belt_level)
+        where = (
+            "; ".join(
+                f"{_pct(a)} to {_pct(b)} ("
+                + ("risks too high" if kind == "over" else "risks too low")
+                + ")"
+                for a, b, kind in dev
+            )
+            if dev
+            else "nowhere"
+        )
+        lines.append(
+            f"Calibration belt (degree {h.belt.degree}): p {_p(h.belt.p_value)}; at "
+            f"{round(100 * belt_level):d} % it excludes the diagonal {where}."
+        )
     lines.append(
         f"Discrimination: c-statistic {_fmt(h.c_statistic, 3)}; Brier score "
         f"{_fmt(h.brier, 4)} (n = {h.n}, {_fmt(h.n_events, 0)} events)."
@@ -208,7 +241,12 @@ def _hierarchy(
     order = np.argsort(p)  # one sort for the curve and the c-statistic
     fc, fitter = _curve(p, y, w, method, span, degree, n_knots, 200, confidence, order)
     index = _index_from(p, w, fc, fitter)
-    hl = sp = bt = None
+    hl = _hosmer_lemeshow(p, y, w, n_groups)
+    sp = _spiegelhalter(p, y, w)
+    bt = None
+    if belt:
+        levels = (0.8, confidence) if confidence > 0.8 else (confidence,)
+        bt = calibration_belt(p, y, confidence_levels=levels, sample_weight=w)
     brier = float(np.mean((p - y) ** 2) if w is None else np.dot(w, (p - y) ** 2) / w.sum())
     return CalibrationHierarchy(
         n=int(p.shape[0]),
@@ -283,7 +321,7 @@ def calibration_hierarchy(
     Calibration slope 0.72 (95 % CI 0.65 to 0.79): predictions too extreme (typical of over-fitting: high risks too high, low risks too low).
     """
     c = check_confidence(confidence)
-    g = check_integer(n_groups, "n_groups", minimum=2)
+    g = _check_n_groups(n_groups)
     _check_curve_args(curve, 0.75, 2, 5)
     p, y, w = binary_risks(probs, labels, sample_weight, classes)
     return _hierarchy(p, y, w, c, curve, g, bool(belt))
@@ -334,7 +372,7 @@ def calibration_hierarchy_by_class(
     ([0, 1, 2], True)
     """
     conf = check_confidence(confidence)
-    g = check_integer(n_groups, "n_groups", minimum=2)
+    g = _check_n_groups(n_groups)
     _check_curve_args(curve, 0.75, 2, 5)
     P = check_predictions(probs, labels, sample_weight=sample_weight, classes=classes)
     X = _numpy(P.probs).astype(np.float64, copy=False)
