@@ -19,6 +19,7 @@ METHOD_ALIASES = {
     "hb": "HistogramBinning",
     "ir": "IsotonicRegression",
     "mrr": "MeanReplacement",
+    "va": "VennAbers",
     "spline": "SplineCalibration",
     "ksspline": "KSSplineCalibration",
     "sb": "ScalingBinning",
