@@ -46,6 +46,9 @@ function                               shows
                                        flexible curve with band or belt, risk groups, risks
                                        by outcome, intercept, slope, C, Brier, ICI, E90, Emax
                                        (Van Calster et al. 2016; Austin & Steyerberg 2019)
+:func:`group_reliability_diagram`      reliability curves per group with Wilson intervals,
+                                       each group's size, error and noise level (fairness
+                                       audits; Hébert-Johnson et al. 2018)
 =====================================  ==================================================
 
 Computing and drawing are two steps, as in relplot and scikit-learn's
@@ -122,6 +125,7 @@ from .clinical_calibration import (
     clinical_calibration_diagram_data,
     clinical_note,
 )
+from .group_reliability import group_reliability_diagram
 from .pit_histogram import (
     PITHistogramDiagramData,
     pit_histogram_diagram,
@@ -179,6 +183,7 @@ __all__ = [
     "quantile_reliability_diagram",
     "variance_error_diagram",
     "calibration_band_diagram",
+    "group_reliability_diagram",
     "band_outline",
     "band_note",
     "reliability_diagram_data",
