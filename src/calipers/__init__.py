@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from . import diagrams, regression
 from .diagrams import (
-    calibration_band_diagram,
     calibration_sharpness_diagram,
     classwise_reliability_grid,
     group_bar_chart,
@@ -44,7 +43,6 @@ from .estimators import (
     select_bandwidth,
 )
 from .inference import (
-    CalibrationBand,
     CalibrationTestResult,
     ConfidenceInterval,
     ParameterSweep,
@@ -52,7 +50,6 @@ from .inference import (
     Verdict,
     confidence_interval,
     consistency_test,
-    honest_calibration_band,
     paired_confidence_interval,
     parameter_sweep,
     skce_test,
@@ -126,10 +123,12 @@ from .pipeline import (
     top_label_per_class,
 )
 from .recalibration import (
+    BayesianBinningIntoQuantiles,
     BetaCalibration,
     BiasCorrectedTemperatureScaling,
     ConformalizedQuantileRegression,
     CrossVennAbersClassifier,
+    EnsembleOfNearIsotonicRegression,
     EnsembleTemperatureScaling,
     HistogramBinning,
     IsotonicPointRecalibration,
@@ -238,8 +237,6 @@ __all__ = [
     "ConfidenceInterval",
     "skce_test",
     "CalibrationTestResult",
-    "honest_calibration_band",
-    "CalibrationBand",
     # sweeps (Gruber & Buettner (2022); Kirchenbauer, Oaks & Heim (2022); Chidambaram & Ge (2024))
     "test_size_sweep",
     "parameter_sweep",
@@ -269,6 +266,8 @@ __all__ = [
     "HistogramBinning",
     "IsotonicRegression",
     "MeanReplacement",
+    "BayesianBinningIntoQuantiles",
+    "EnsembleOfNearIsotonicRegression",
     "SplineCalibration",
     "KSSplineCalibration",
     "ScalingBinning",
@@ -301,7 +300,6 @@ __all__ = [
     "group_bar_chart",
     "interval_diagram",
     "sweep_diagram",
-    "calibration_band_diagram",
     # reports
     "report",
     "Report",

@@ -18,6 +18,8 @@ METHOD_ALIASES = {
     "beta": "BetaCalibration",
     "hb": "HistogramBinning",
     "ir": "IsotonicRegression",
+    "bbq": "BayesianBinningIntoQuantiles",
+    "enir": "EnsembleOfNearIsotonicRegression",
     "mrr": "MeanReplacement",
     "va": "VennAbers",
     "spline": "SplineCalibration",
