@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.polynomial import polynomial as npoly
 from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.stats import chi2
@@ -203,8 +204,9 @@ class _Poly:
 
     def __init__(self, x: np.ndarray, y: np.ndarray, w: np.ndarray | None, m: int) -> None:
         self.s = max(float(np.max(np.abs(x))), 1e-300)
-        u = x / self.s
-        self.P = np.vander(u, 2 * m + 1, increasing=True)  # powers 0 .. 2m
+        self.u = x / self.s
+        # powers 0 .. 2m of u, one row per power (contiguous rows for the products)
+        self.P = np.ascontiguousarray(np.vander(self.u, 2 * m + 1, increasing=True).T)
         self.y = y
         self.w = np.ones_like(y) if w is None else w
         self.wy = self.w * y
@@ -212,15 +214,15 @@ class _Poly:
     def eval(self, g: np.ndarray, hessian: bool = True) -> tuple[float, np.ndarray, np.ndarray]:
         """``(loglik, gradient, Hessian)`` at scaled coefficients ``g``."""
         d = g.shape[0]
-        X = self.P[:, :d]
-        eta = X @ g
+        X = self.P[:d]
+        eta = g @ X
         # log(1 + e^eta) and the probability, stable on both sides
         ll = float(np.dot(self.wy, eta) - np.dot(self.w, np.logaddexp(0.0, eta)))
         pi = 0.5 * (1.0 + np.tanh(0.5 * eta))
-        grad = X.T @ (self.wy - self.w * pi)
+        grad = X @ (self.wy - self.w * pi)
         if not hessian:
             return ll, grad, np.empty((0, 0))
-        mom = self.P[:, : 2 * d - 1].T @ (self.w * pi * (1.0 - pi))
+        mom = self.P[: 2 * d - 1] @ (self.w * pi * (1.0 - pi))
         H = -mom[np.add.outer(np.arange(d), np.arange(d))]
         return ll, grad, H
 
@@ -241,6 +243,105 @@ class _Poly:
             if done:
                 break
         return g, ll, H
+
+
+def _sigmoid_derivatives(order: int) -> list[np.ndarray]:
+    """Coefficients of the polynomials ``D_j`` with ``sigma^(j) = D_j(sigma)``, j = 0..order."""
+    out = [np.array([0.0, 1.0])]
+    base = np.array([0.0, 1.0, -1.0])  # sigma (1 - sigma)
+    for _ in range(order):
+        out.append(npoly.polymul(npoly.polyder(out[-1]), base))
+    return out
+
+
+_ORDER = 10  # terms of the expansion: derivatives 2 .. _ORDER of log(1 + e^eta)
+_SIGMA_DER = _sigmoid_derivatives(_ORDER)
+# sup over eta of the remainder's derivative psi^(ORDER + 1) = sigma^(ORDER), with margin
+_SUP_REMAINDER = 1.01 * float(
+    np.max(np.abs(npoly.polyval(np.linspace(0.0, 1.0, 100001), _SIGMA_DER[_ORDER])))
+)
+
+
+def _windows(v: np.ndarray, width: int) -> np.ndarray:
+    return np.lib.stride_tricks.sliding_window_view(v, width)
+
+
+class _Expansion:
+    """The log-likelihood of ``_Poly`` expanded around its maximum, exact up to a bound.
+
+    ``loglik(g_hat + delta) = loglik(g_hat) + S . delta - sum_k M_k . conv^k(delta) / k!
+    - R`` with ``M_k[j] = sum_i w_i psi^(k)(eta_i) u_i^j`` (``psi = log(1 + e^eta)``):
+    the powers of ``d_i = sum_a delta_a u_i^a`` are polynomials in ``u_i``, so every
+    term is a product of a few moments computed in one pass over the rows. The
+    remainder is at most ``W sup|psi^(K+1)| D^(K+1) / (K+1)!`` with ``D`` the largest
+    ``|d(u)|`` over the range of ``u``.
+    """
+
+    def __init__(self, model: _Poly, g_hat: np.ndarray, ll_hat: float) -> None:
+        m = g_hat.shape[0] - 1
+        self.m, self.g_hat, self.ll_hat = m, g_hat, ll_hat
+        K = _ORDER
+        cols = K * m + 1
+        M = np.zeros((K + 1, cols))
+        S = np.zeros(m + 1)
+        u_all, w_all, y_all = model.u, model.w, model.y
+        step = 1 << 15
+        for a in range(0, u_all.shape[0], step):
+            u = u_all[a : a + step]
+            w = w_all[a : a + step]
+            V = np.vander(u, cols, increasing=True)
+            sig = 0.5 * (1.0 + np.tanh(0.5 * (V[:, : m + 1] @ g_hat)))
+            S += (w * (y_all[a : a + step] - sig)) @ V[:, : m + 1]
+            Psi = np.stack([w * npoly.polyval(sig, _SIGMA_DER[k - 1]) for k in range(2, K + 1)])
+            M[2:] += Psi @ V
+        self.M, self.S = M, S
+        # the terms as three linear maps of the powers of delta (Hankel blocks of M)
+        d = m + 1
+        fk = [float(math.factorial(k)) for k in range(K + 1)]
+        self.A_value = np.concatenate([M[k, : k * m + 1] / fk[k] for k in range(2, K + 1)])
+        self.A_grad = np.hstack(
+            [(k / fk[k]) * _windows(M[k], (k - 1) * m + 1)[:d] for k in range(2, K + 1)]
+        )
+        self.A_hess = np.hstack(
+            [
+                (k * (k - 1) / fk[k]) * _windows(M[k], (k - 2) * m + 1)[: 2 * d - 1]
+                for k in range(2, K + 1)
+            ]
+        )
+        self.W = float(w_all.sum())
+        self.u_range = (float(u_all.min()), float(u_all.max()))
+
+    def _powers(self, delta: np.ndarray) -> list[np.ndarray]:
+        out = [np.ones(1), delta]
+        for _ in range(2, _ORDER + 1):
+            out.append(np.convolve(out[-1], delta))
+        return out
+
+    def eval(self, g: np.ndarray, hessian: bool = True) -> tuple[float, np.ndarray, np.ndarray]:
+        d = g.shape[0]
+        delta = g - self.g_hat
+        c = self._powers(delta)
+        ll = self.ll_hat + float(self.S @ delta) - float(self.A_value @ np.concatenate(c[2:]))
+        grad = self.S - self.A_grad @ np.concatenate(c[1:-1])
+        h = -(self.A_hess @ np.concatenate(c[:-2]))
+        H = h[np.add.outer(np.arange(d), np.arange(d))]
+        return ll, grad, H
+
+    def error_bound(self, g: np.ndarray) -> float:
+        """Bound on the error of the expansion's value and gradient at ``g``."""
+        delta = g - self.g_hat
+        lo, hi = self.u_range
+        pts = [lo, hi]
+        der = npoly.polyder(delta)
+        if der.shape[0] > 0 and np.any(der != 0):
+            for r in np.roots(der[::-1]) if der.shape[0] > 1 else []:
+                if abs(r.imag) < 1e-12 and lo < r.real < hi:
+                    pts.append(float(r.real))
+        D = float(np.max(np.abs(npoly.polyval(np.array(pts), delta))))
+        K = _ORDER
+        value = self.W * _SUP_REMAINDER * D ** (K + 1) / math.factorial(K + 1)
+        gradient = self.W * _SUP_REMAINDER * D**K / math.factorial(K)
+        return max(value, gradient)
 
 
 def _check_args(
@@ -303,8 +404,16 @@ def _refuse_data(p: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
         )
 
 
+_TOLERANCE = 1e-9  # largest error of the expansion's log-likelihood and gradient
+
+
 def _extreme(
-    model: _Poly, g0: np.ndarray, c: np.ndarray, target: float, start: np.ndarray, mu0: float
+    model: _Poly | _Expansion,
+    g0: np.ndarray,
+    c: np.ndarray,
+    target: float,
+    start: np.ndarray,
+    mu0: float,
 ) -> tuple[np.ndarray, float]:
     """Maximise ``c . g`` subject to ``loglik(g) = target`` (Newton on the KKT system).
 
@@ -458,6 +567,7 @@ def calibration_belt(
     curve = 0.5 * (1.0 + np.tanh(0.5 * (C @ g_fit)))
 
     cov = np.linalg.inv(-H_fit)
+    expansion = _Expansion(model, g_fit, ll_fit)
     lower = np.empty((len(levels), xg.shape[0]))
     upper = np.empty_like(lower)
     for li, level in enumerate(levels):
@@ -474,7 +584,9 @@ def calibration_belt(
                     st, mu0 = g_fit + r * sc, 1.0 / r
                 else:
                     st, mu0 = prev, mu_prev
-                g_opt, mu = _extreme(model, g_fit, c, target, st, mu0)
+                g_opt, mu = _extreme(expansion, g_fit, c, target, st, mu0)
+                if expansion.error_bound(g_opt) > _TOLERANCE:
+                    g_opt, mu = _extreme(model, g_fit, c, target, g_opt, mu)
                 prev, mu_prev = g_opt, mu
                 out[li, j] = 0.5 * (1.0 + np.tanh(0.5 * float(C[j] @ g_opt)))
     return CalibrationBelt(
