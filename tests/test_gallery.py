@@ -35,7 +35,11 @@ KNOWN_WARNINGS: list[tuple[type[Warning], str]] = [
 TIME_LIMIT = 20.0
 
 #: optional dependencies a script needs (skipped here, and left out of the docs, without them)
-NEEDS: dict[str, tuple[str, ...]] = {"plot_training_monitoring.py": ("torch", "torchmetrics")}
+NEEDS: dict[str, tuple[str, ...]] = {
+    "plot_training_monitoring.py": ("torch", "torchmetrics"),
+    # statsmodels ships the data set of the audit (Fair 1978)
+    "plot_subgroup_calibration.py": ("statsmodels",),
+}
 
 
 def test_the_gallery_has_its_scripts_and_header() -> None:
