@@ -4,7 +4,7 @@ For each monotone calibration curve ``p`` below, sample size ``n`` and seed:
 predictions ``x ~ U(0, 1)``, outcomes ``y ~ Bernoulli(p(x))``, then
 
 * the honest band of Dimitriadis, Dümbgen, Henzi, Puke & Ziegel (2023)
-  (``calipers.honest_calibration_band``, ``alpha = 0.05``, ``method="standard"``):
+  (``calipers.inference.honest_calibration_band``, ``alpha = 0.05``, ``method="standard"``):
   does it hold the true curve at every prediction (``CalibrationBand.covers``,
   which for a non-decreasing curve means on all of [0, 1])? Its mean width at
   the predictions, and whether it excludes the diagonal anywhere (the false
@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 import calipers as cp
+from calipers.inference import honest_calibration_band
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -73,7 +74,7 @@ def cell(name: str, n: int, runs: int, alpha: float) -> dict[str, float]:
         x = rng.uniform(size=n)
         p = curve(x)
         y = (rng.uniform(size=n) < p).astype(int)
-        band = cp.honest_calibration_band(x, y, alpha=alpha)
+        band = honest_calibration_band(x, y, alpha=alpha)
         band_hits += band.covers(curve)
         flagged += bool(band.deviations())
         widths.append(float(np.mean(band.upper - band.lower)))
