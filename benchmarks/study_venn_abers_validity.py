@@ -77,8 +77,8 @@ def _brier(p: np.ndarray, y: np.ndarray) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--draws", type=int, default=6000)
+    ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--draws", type=int, default=4000)
     ap.add_argument("--n-test", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--markdown", action="store_true")
