@@ -56,6 +56,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._backend import to_numpy
+from .._docstrings import fill_doc
 from ..estimators.quadratic_cost import check_quadratic_cost
 from ..metrics.decomposition import pav
 from ..validation import CalibrationInputError, Predictions, check_predictions
@@ -367,6 +368,7 @@ def _binary_inputs(
     return p, (y == 1).astype(np.float64)
 
 
+@fill_doc
 def honest_calibration_band(
     probs: Any,
     labels: Any = None,
@@ -398,12 +400,11 @@ def honest_calibration_band(
 
     Parameters
     ----------
-    probs : array-like of shape (n,) or (n, 2), or Predictions
-        Predicted probabilities of the positive class (or both columns), or
-        logits with ``logits=True``. Multi-class predictions are refused: pass
-        one class's column against ``labels == c`` (one-vs-rest).
-    labels : array-like of shape (n,)
-        Outcomes 0/1 (or class names with ``classes=``).
+    {probs}
+        Binary predictions only, ``(n,)`` or ``(n, 2)``, or a validated
+        Predictions (then ``labels=None``). Multi-class predictions are
+        refused: pass one class's column against ``labels == c`` (one-vs-rest).
+    {labels}
     alpha : float, default 0.05
         One minus the simultaneous confidence level, in (0, 1).
     method : {"standard", "round"}, default "standard"
@@ -416,10 +417,8 @@ def honest_calibration_band(
         Decimal digits of ``method="round"``, 1 to 6; default 2 (calibrationband's).
     nc : bool, default False
         Widen the band to contain the isotonic estimate (no crossings).
-    logits : bool, default False
-        ``probs`` holds logits.
-    classes : array-like, optional
-        The negative and the positive class, when ``labels`` holds class names.
+    {logits}
+    {classes}
 
     Returns
     -------
