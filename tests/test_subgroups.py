@@ -113,7 +113,7 @@ def test_noise_levels_equal_a_brute_force_loop_over_the_same_draws() -> None:
     p, y, g = _binary(n=300)
     B = 40
     r = calibration_by_group(p, y, groups=g, n_resamples=0, n_null=B, seed=11)
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng([11, 1])  # the documented stream of the draws
     U = rng.random((B, p.shape[0]))
     null = np.array(
         [[cp.ece(p[g == s], (U[b] < p)[g == s].astype(int)) for s in "abc"] for b in range(B)]
@@ -237,7 +237,7 @@ def test_worst_group_over_thresholds_equals_brute_force() -> None:
     errors = {k: cp.ece(p[m], y[m]) for k, m in groups.items()}
     best = max(errors, key=errors.__getitem__)
     assert w.group == best and w.error == errors[best]
-    rng2 = np.random.default_rng(3)
+    rng2 = np.random.default_rng([3, 1])
     U = rng2.random((B, n))
     mx = np.array(
         [max(cp.ece(p[m], (U[b] < p)[m].astype(int)) for m in groups.values()) for b in range(B)]
@@ -318,7 +318,7 @@ def test_audit_maximum_equals_a_loop_over_groups_and_bins(normalization: str) ->
     assert audit.mean_predicted == pytest.approx(q[c].mean())
     assert audit.observed_rate == pytest.approx(y[c].mean())
     # the null: the same loop on labels drawn from the predictions, same generator
-    rng = np.random.default_rng(6)
+    rng = np.random.default_rng([6, 1])
     U = rng.random((B, q.shape[0]))
     null = [
         _brute_audit(q, (U[d] < q).astype(float), masks, 8, normalization, 0.1, 15)[0]

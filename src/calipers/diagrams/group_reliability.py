@@ -130,7 +130,7 @@ def group_reliability_diagram(
     >>> y = rng.uniform(size=2000) < np.where(g == "F", p, p**2)
     >>> fig = group_reliability_diagram(p, y, groups=g, n_null=200)
     >>> [line.get_label() for line in fig.axes[0].lines if line.get_gid().startswith("group")]
-    ['F (n = 1022, ece 0.047; noise 0.050)', 'M (n = 978, ece 0.175; noise 0.053 *)']
+    ['F (n = 1022, ece 0.047; noise 0.052)', 'M (n = 978, ece 0.175; noise 0.052 *)']
     >>> plt.close(fig)
     """
     require_matplotlib()

@@ -27,7 +27,7 @@ from ..validation import (
     check_predictions,
 )
 from ._family import build_family
-from ._null import GroupMetric, monte_carlo_p_value, resolve_metric, subset
+from ._null import GroupMetric, monte_carlo_p_value, null_generator, resolve_metric, subset
 
 __all__ = ["GroupStatistics", "SubgroupCalibration", "calibration_by_group", "frame_or_records"]
 
@@ -327,7 +327,7 @@ def evaluate_groups(
     all_rows = [*family.rows, np.arange(n)]
     gm = GroupMetric(fn, metric_kwargs, P, all_rows)
     if D:
-        null = gm.null(D, np.random.default_rng(s0))
+        null = gm.null(D, null_generator(s0))
     else:
         null = np.full((0, len(all_rows)), np.nan)
     seeds = _seeds(None if s0 is None else s0 + 1, len(all_rows))
@@ -464,9 +464,10 @@ def calibration_by_group(
     confidence_level : float, default 0.95
         Of the bootstrap intervals.
     seed : int or None, default 0
-        Seeds the label draws (``numpy.random.default_rng(seed)``) and each
-        group's bootstrap (a child seed of ``seed + 1``); equal seeds give
-        equal results.
+        Seeds the label draws (``numpy.random.default_rng([seed, 1])``, a
+        stream apart from ``default_rng(seed)``, which your predictions may
+        come from) and each group's bootstrap (a child seed of ``seed + 1``);
+        equal seeds give equal results.
     {sample_weight}
     {logits}
     {classes}

@@ -35,7 +35,7 @@ from ..pipeline.lenses import lens_arrays
 from ..validation import CalibrationInputError, check_integer, check_predictions
 from ._calibration_by_group import frame_or_records
 from ._family import build_family
-from ._null import CellSums, monte_carlo_p_value
+from ._null import CellSums, monte_carlo_p_value, null_generator
 
 __all__ = ["MulticalibrationAudit", "multicalibration_audit"]
 
@@ -248,7 +248,8 @@ def multicalibration_audit(
     n_null : int, default 1000
         Draws of labels from the predictions (at least 1).
     seed : int or None, default 0
-        Seed of :func:`numpy.random.default_rng` for the draws.
+        Seed of the draws: ``numpy.random.default_rng([seed, 1])``, a stream
+        apart from ``default_rng(seed)``, which your predictions may come from.
     lens : {"auto", "binary", "top_label"}, default "auto"
         ``"auto"``: P(y = 1) for 1-D input, the top label for ``(n, k)``.
     {sample_weight}
@@ -346,7 +347,7 @@ def multicalibration_audit(
     observed = cells.sums(t[None, :])[0]
     violation = np.where(eligible, np.abs(observed) / safe, np.nan)
     k = int(np.nanargmax(violation))
-    rng = np.random.default_rng(None if seed is None else int(seed))
+    rng = null_generator(None if seed is None else int(seed))
     null = np.empty(D)
     done = 0
     step = cells.batch(D)
@@ -358,7 +359,7 @@ def multicalibration_audit(
         done += b
     cw = cells.cell_weight
     mean_pred = np.divide(cells.cell_score, cw, out=np.full(cw.shape, np.nan), where=cw > 0)
-    events = np.add.reduceat((w * t)[cells.members], cells.starts)
+    events = cells._sum(w * t)
     obs_rate = np.divide(events, cw, out=np.full(cw.shape, np.nan), where=cw > 0)
     group_names = np.empty(len(names), dtype=object)
     group_names[:] = names

@@ -35,7 +35,14 @@ from ..metrics import registry
 from ..pipeline.lenses import lens_arrays
 from ..validation import CalibrationInputError, Predictions
 
-__all__ = ["GroupMetric", "CellSums", "resolve_metric", "subset", "monte_carlo_p_value"]
+__all__ = [
+    "GroupMetric",
+    "CellSums",
+    "resolve_metric",
+    "subset",
+    "monte_carlo_p_value",
+    "null_generator",
+]
 
 #: Entries of a (draws, rows) batch (2**22 float64 = 32 MiB).
 BATCH_ENTRIES = 1 << 22
@@ -70,6 +77,16 @@ def subset(P: Predictions, rows: np.ndarray) -> Predictions:
     )
 
 
+def null_generator(seed: int | None) -> np.random.Generator:
+    """The generator of the label draws: ``numpy.random.default_rng([seed, 1])``.
+
+    A stream apart from ``numpy.random.default_rng(seed)``, which the caller's own
+    predictions often come from: drawing labels with the very uniforms that made
+    the predictions would correlate them with the predictions.
+    """
+    return np.random.default_rng(None if seed is None else [int(seed), 1])
+
+
 def monte_carlo_p_value(observed: float, null: np.ndarray) -> float:
     """``(1 + #{T* >= T}) / (1 + B)``; values within 1e-12 (relative) of T count as ties."""
     tol = 1e-12 * max(1.0, abs(observed))
@@ -81,39 +98,70 @@ class CellSums:
 
     ``rows[j]`` are the rows of group ``j`` and ``bins`` the score bin of every row
     (``n_bins`` of them); only non-empty cells are kept, ordered by group then bin.
+    The groups are dealt into layers of disjoint groups (labels are one layer, the
+    whole population another, each threshold's two sides one more), so that a
+    draw costs one ``numpy.bincount`` of the ``n`` rows per layer, whatever the
+    groups' sizes: every cell lies in one layer.
     """
 
     def __init__(
         self, rows: list[np.ndarray], bins: np.ndarray, n_bins: int, s: np.ndarray, w: np.ndarray
     ) -> None:
-        sizes = np.array([r.shape[0] for r in rows])
-        members = np.concatenate(rows)
-        group = np.repeat(np.arange(len(rows)), sizes)
-        cell = group.astype(np.int64) * n_bins + bins[members]
-        order = np.argsort(cell, kind="stable")
-        self.members = members[order]
-        cell = cell[order]
-        starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-        self.starts = starts
-        self.cell_group = cell[starts] // n_bins
-        self.cell_bin = cell[starts] % n_bins
-        self.cell_count = np.diff(np.r_[starts, cell.shape[0]])
-        wm = w[self.members]
-        self.cell_weight = np.add.reduceat(wm, starts)
-        self.cell_score = np.add.reduceat(wm * s[self.members], starts)
+        n = s.shape[0]
+        cell_group, cell_bin, first = [], [], []
+        row_cells = []
+        total = 0
+        for j, r in enumerate(rows):
+            b = bins[r]
+            present, local = np.unique(b, return_inverse=True)
+            first.append(total)
+            cell_group.append(np.full(present.shape[0], j))
+            cell_bin.append(present)
+            row_cells.append(total + local.reshape(-1))
+            total += present.shape[0]
+        self.n_cells = total
+        self.cell_group = np.concatenate(cell_group)
+        self.cell_bin = np.concatenate(cell_bin).astype(np.int64)
+        # deal the groups into layers of disjoint groups (first layer with room)
+        layers: list[np.ndarray] = []
+        occupied: list[np.ndarray] = []
+        for r, rc in zip(rows, row_cells, strict=True):
+            for L, occ in zip(layers, occupied, strict=True):
+                if not occ[r].any():
+                    L[r] = rc
+                    occ[r] = True
+                    break
+            else:
+                L = np.full(n, total, dtype=np.int64)  # ``total``: the bin of rows in no group
+                L[r] = rc
+                occ = np.zeros(n, dtype=bool)
+                occ[r] = True
+                layers.append(L)
+                occupied.append(occ)
+        self.layers = layers
+        self.cell_count = self._sum(np.ones(n))
+        self.cell_weight = self._sum(w)
+        self.cell_score = self._sum(w * s)
         self.group_starts = np.flatnonzero(np.r_[True, self.cell_group[1:] != self.cell_group[:-1]])
         self.group_weight = np.add.reduceat(self.cell_weight, self.group_starts)
         self.s = s
         self.w = w
-        self.n = s.shape[0]
+        self.n = n
+
+    def _sum(self, v: np.ndarray) -> np.ndarray:
+        """Per-cell sums of the per-row values ``v``."""
+        out = np.zeros(self.n_cells)
+        for L in self.layers:
+            out += np.bincount(L, weights=v, minlength=self.n_cells + 1)[: self.n_cells]
+        return out
 
     def batch(self, draws: int) -> int:
-        return max(1, min(draws, BATCH_ENTRIES // max(self.members.shape[0], 1)))
+        return max(1, min(draws, BATCH_ENTRIES // max(self.n, 1)))
 
     def sums(self, T: np.ndarray) -> np.ndarray:
         """``(b, cells)`` sums of ``w (t - s)`` for the ``(b, n)`` targets ``T``."""
         R = (T - self.s) * self.w
-        return np.add.reduceat(R[:, self.members], self.starts, axis=1)
+        return np.stack([self._sum(r) for r in R])
 
     def per_group(self, values: np.ndarray) -> np.ndarray:
         """``(b, groups)`` sums of the ``(b, cells)`` values over each group's cells."""
