@@ -140,24 +140,28 @@ def test_pruned_maximum_equals_brute_force(name, ties):
 
 
 def test_pruned_maximum_equals_brute_force_on_many_groups_and_long_runs():
-    # runs of events and of failures (the dominance rules), 1500 groups: several chunks and blocks
+    # runs of events and of failures (the dominance rules), 1000 groups: several chunks and blocks
     rng = np.random.default_rng(3)
-    n = 1500
+    n = 1000
     x = np.sort(rng.uniform(size=n))
     p = np.clip(1.3 * x - 0.15, 0, 1)
     y = (rng.uniform(size=n) < p).astype(int)
-    y[1200:1320] = 1
-    y[100:180] = 0
+    y[800:880] = 1
+    y[100:160] = 0
     band = honest_calibration_band(x, y)
     lo, up = brute_band(y, np.ones(n), 0.05)
     np.testing.assert_allclose(band.lower, lo, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(band.upper, up, rtol=1e-12, atol=1e-15)
 
 
-def test_lower_bounds_kernel_on_random_group_counts():
+@pytest.mark.parametrize("block, chunk", [(64, 128), (4, 8), (1, 1)])
+def test_lower_bounds_kernel_on_random_group_counts(monkeypatch, block, chunk):
+    # small blocks and chunks put the block rule and the record probes to work on every size
+    monkeypatch.setattr(hb, "_BLOCK", block)
+    monkeypatch.setattr(hb, "_CHUNK", chunk)
     rng = np.random.default_rng(11)
     for G in (1, 2, 3, 9, 70, 260):
-        for _ in range(4):
+        for _ in range(2):
             ns = rng.integers(1, 5, G).astype(float)
             ys = rng.binomial(ns.astype(int), np.sort(rng.uniform(size=G))).astype(float)
             lo, up = brute_band(ys, ns, 0.05)
