@@ -30,9 +30,10 @@ estimate (R's non-crossing variant); without it the two bounds may cross,
 which rejects the monotonicity of the calibration curve where they do.
 
 Computation. The maximum over the ``O(G^2)`` intervals is exact, but most
-intervals are never evaluated: an interval whose first group has no event (or
-whose preceding group has none without a failure) is dominated by a shorter
-or longer one with the same failures; and a record ``R`` of the running
+intervals are never evaluated: an interval that starts at a group without an
+event, or right after a group without a failure, or that ends at a group
+without an event, is dominated by one a group shorter or longer with the same
+failures and at least as many events; and a record ``R`` of the running
 maximum rules out every interval with ``S <= n R`` or ``2 n KL(S/n, R) <= z^2``
 (``z`` the upper ``a`` normal quantile, ``KL`` the Bernoulli Kullback-Leibler
 divergence): its Clopper-Pearson bound cannot exceed ``R`` by the lower bound
