@@ -206,7 +206,11 @@ class _Poly:
         self.s = max(float(np.max(np.abs(x))), 1e-300)
         self.u = x / self.s
         # powers 0 .. 2m of u, one row per power (contiguous rows for the products)
-        self.P = np.ascontiguousarray(np.vander(self.u, 2 * m + 1, increasing=True).T)
+        P = np.empty((2 * m + 1, self.u.shape[0]))
+        P[0] = 1.0
+        for k in range(1, 2 * m + 1):
+            np.multiply(P[k - 1], self.u, out=P[k])
+        self.P = P
         self.y = y
         self.w = np.ones_like(y) if w is None else w
         self.wy = self.w * y
@@ -217,8 +221,9 @@ class _Poly:
         X = self.P[:d]
         eta = g @ X
         # log(1 + e^eta) and the probability, stable on both sides
-        ll = float(np.dot(self.wy, eta) - np.dot(self.w, np.logaddexp(0.0, eta)))
-        pi = 0.5 * (1.0 + np.tanh(0.5 * eta))
+        e = np.exp(-np.abs(eta))
+        ll = float(np.dot(self.wy, eta) - np.dot(self.w, np.maximum(eta, 0.0) + np.log1p(e)))
+        pi = np.where(eta >= 0.0, 1.0, e) / (1.0 + e)
         grad = X @ (self.wy - self.w * pi)
         if not hessian:
             return ll, grad, np.empty((0, 0))
@@ -310,6 +315,8 @@ class _Expansion:
         )
         self.W = float(w_all.sum())
         self.u_range = (float(u_all.min()), float(u_all.max()))
+        self.edges = np.linspace(self.u_range[0], self.u_range[1], 257)
+        self.bin_weight = np.histogram(u_all, bins=self.edges, weights=w_all)[0]
 
     def _powers(self, delta: np.ndarray) -> list[np.ndarray]:
         out = [np.ones(1), delta]
@@ -328,20 +335,28 @@ class _Expansion:
         return ll, grad, H
 
     def error_bound(self, g: np.ndarray) -> float:
-        """Bound on the error of the expansion's value and gradient at ``g``."""
+        """Bound on the error of the expansion's value and gradient at ``g``.
+
+        ``sum_i w_i |d(u_i)|^(K+1)`` is bounded bin by bin over a histogram of ``u``
+        (weight of the bin times the largest ``|d|`` over the bin, found at the bin's
+        ends and at the roots of ``d'`` inside it); ``|u| <= 1`` bounds the powers.
+        """
         delta = g - self.g_hat
         lo, hi = self.u_range
-        pts = [lo, hi]
+        edges = self.edges
+        vals = np.abs(npoly.polyval(edges, delta))
+        binmax = np.maximum(vals[:-1], vals[1:])
         der = npoly.polyder(delta)
-        if der.shape[0] > 0 and np.any(der != 0):
-            for r in np.roots(der[::-1]) if der.shape[0] > 1 else []:
-                if abs(r.imag) < 1e-12 and lo < r.real < hi:
-                    pts.append(float(r.real))
-        D = float(np.max(np.abs(npoly.polyval(np.array(pts), delta))))
+        if der.shape[0] > 1 and np.any(der != 0):
+            for r in np.roots(der[::-1]):
+                x = float(r.real)
+                if abs(r.imag) <= 1e-6 * (1.0 + abs(x)) and lo < x < hi:
+                    b = min(max(int(np.searchsorted(edges, x)) - 1, 0), binmax.shape[0] - 1)
+                    binmax[b] = max(binmax[b], abs(float(npoly.polyval(x, delta))))
         K = _ORDER
-        value = self.W * _SUP_REMAINDER * D ** (K + 1) / math.factorial(K + 1)
-        gradient = self.W * _SUP_REMAINDER * D**K / math.factorial(K)
-        return max(value, gradient)
+        value = float(self.bin_weight @ binmax ** (K + 1)) / math.factorial(K + 1)
+        gradient = float(self.bin_weight @ binmax**K) / math.factorial(K)
+        return _SUP_REMAINDER * max(value, gradient)
 
 
 def _check_args(
@@ -394,13 +409,12 @@ def _refuse_data(p: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
             f"the calibration belt needs at least 2 events and 2 non-events; labels have "
             f"{events:g} events and {non_events:g} non-events"
         )
-    order = np.argsort(p, kind="stable")
-    ys = y[order]
-    if np.all(ys[:-1] <= ys[1:]):
+    pos = (y > 0) & (ww > 0)
+    neg = (y == 0) & (ww > 0)
+    if float(np.max(p[neg])) <= float(np.min(p[pos])):
         raise CalibrationInputError(
-            "probs separate the outcomes completely (every event has a higher risk than "
-            "every non-event): the polynomial logistic fit of the calibration belt has no "
-            "maximum"
+            "probs separate the outcomes (no non-event has a higher risk than any event): "
+            "the polynomial logistic fit of the calibration belt has no maximum"
         )
 
 
