@@ -93,7 +93,7 @@ class CalibrationHierarchy:
         }
 
     def summary(self) -> list[str]:
-        """The hierarchy in plain words, one line per level (Van Calster et al. 2016, 2019)."""
+        """The hierarchy in plain words, one line per level (Van Calster et al. 2016; Van Calster et al. 2019)."""
         return _summary(self)
 
 
