@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import xlogy
 
 #: netcal's pruning threshold of the elbow rule (``AbstractCalibration._elbow(alpha=0.001)``).
 ELBOW_ALPHA = 0.001
@@ -38,9 +37,13 @@ def log_likelihood(pos: np.ndarray, tot: np.ndarray, value: np.ndarray) -> float
     ``0 log 0 = 0``; a positive count at probability 0 (or a negative at 1)
     gives ``-inf``.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ll = xlogy(pos, value) + xlogy(tot - pos, 1.0 - value)
-    return float(np.sum(ll))
+    neg = tot - pos
+    if np.any((pos > 0) & (value <= 0.0)) or np.any((neg > 0) & (value >= 1.0)):
+        return -np.inf
+    tiny = np.finfo(np.float64).tiny  # only where the count is 0: 0 * log(tiny) = 0
+    return float(
+        pos @ np.log(np.maximum(value, tiny)) + neg @ np.log(np.maximum(1.0 - value, tiny))
+    )
 
 
 def posterior_weights(log_evidence: np.ndarray, selection: str) -> np.ndarray:

@@ -31,8 +31,8 @@ path costs ``O(m^2)`` for ``m`` distinct scores in the worst case. Beyond
 ``max_knots`` distinct scores (default 10 000) the sorted scores are first
 pooled into ``max_knots`` blocks of consecutive distinct scores (equal numbers
 of them; a block's score is its weighted mean score, its target its weighted
-mean target), which bounds the fit by ``O(max_knots^2)``: about a second at
-the default, whatever ``n``. ``max_knots=None`` removes the cap.
+mean target), which bounds the fit by ``O(max_knots^2)`` whatever ``n``
+(at the default, a few seconds on 10^6 rows). ``max_knots=None`` removes the cap.
 
 netcal 1.4's ``ENIR`` (the peer) differs from the paper in several ways;
 ``EnsembleOfNearIsotonicRegression(interpolation="step", selection="elbow")``
@@ -93,7 +93,8 @@ def _pool(
     wt = np.ones_like(x) if w is None else w
     order = np.argsort(x, kind="stable")
     xs, ts, ws = x[order], t[order], wt[order]
-    knots, start = np.unique(xs, return_index=True)
+    start = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
+    knots = xs[start]
     W = np.add.reduceat(ws, start)
     P = np.add.reduceat(ws * ts, start)
     if max_knots is not None and len(knots) > max_knots:
@@ -150,18 +151,50 @@ def _nir_path(
         yield lam, val, gw, gp, starts
 
 
+def _log_evidence(
+    val: np.ndarray, gw: np.ndarray, gp: np.ndarray, n: float, criterion: str
+) -> float:
+    """``-BIC / 2`` (or ``-AIC / 2``) of one model of the path, ``G`` groups its parameters."""
+    G = len(val)
+    penalty = G * np.log(n) if criterion == "bic" else 2.0 * G
+    return (2.0 * log_likelihood(gp, gw, np.clip(val, 0.0, 1.0)) - penalty) / 2.0
+
+
 def _enir_fit(
     knots: np.ndarray, W: np.ndarray, P: np.ndarray, n: float, criterion: str, selection: str
 ) -> np.ndarray:
-    """The score-weighted average of the path's models at the knots."""
-    logs = []
-    for _, val, gw, gp, _ in _nir_path(W, P):
-        G = len(val)
-        penalty = G * np.log(n) if criterion == "bic" else 2.0 * G
-        logs.append((2.0 * log_likelihood(gp, gw, np.clip(val, 0.0, 1.0)) - penalty) / 2.0)
-    weights = posterior_weights(np.array(logs), selection)
-    # the averaged step function as jumps at group starts, summed once at the end
+    """The score-weighted average of the path's models at the knots.
+
+    The average is kept as jumps at the groups' starts, summed once at the end.
+    ``selection="average"`` walks the path once, the weights relative to the
+    best model so far (the sum rescaled when a better one comes); ``"elbow"``
+    needs every score first and walks it twice.
+    """
     D = np.zeros(len(knots))
+    if selection == "average":
+        ref, total = -np.inf, 0.0
+        last: tuple[np.ndarray, np.ndarray] | None = None
+        for _, val, gw, gp, starts in _nir_path(W, P):
+            last = (val, starts)
+            e = _log_evidence(val, gw, gp, n, criterion)
+            if not np.isfinite(e):
+                continue
+            if e > ref:
+                scale = float(np.exp(ref - e))
+                D *= scale
+                total *= scale
+                ref = e
+            wm = float(np.exp(e - ref))
+            D[starts] += wm * np.diff(np.clip(val, 0.0, 1.0), prepend=0.0)
+            total += wm
+        if total == 0.0 and last is not None:  # no model with a finite score: the last one
+            D[last[1]] = np.diff(np.clip(last[0], 0.0, 1.0), prepend=0.0)
+            total = 1.0
+        return np.clip(np.cumsum(D) / total, 0.0, 1.0)
+    logs = np.array([_log_evidence(v, gw, gp, n, criterion) for _, v, gw, gp, _ in _nir_path(W, P)])
+    if not np.any(np.isfinite(logs)):
+        logs = np.where(np.arange(len(logs)) == len(logs) - 1, 0.0, -np.inf)
+    weights = posterior_weights(logs, selection)
     for m, (_, val, _, _, starts) in enumerate(_nir_path(W, P)):
         if weights[m] > 0:
             D[starts] += weights[m] * np.diff(np.clip(val, 0.0, 1.0), prepend=0.0)
