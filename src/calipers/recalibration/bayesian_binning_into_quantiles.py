@@ -33,13 +33,13 @@ choices is one option here, so ``BayesianBinningIntoQuantiles(binning=
 reproduces it (tested against netcal):
 
 * it bins on **equal-width** edges ``j / B`` (``equal_intervals=True``, its
-  default; its equal-frequency option fits but cannot predict, it raises
-  "not implemented");
+  default; with ``equal_intervals=False``, its equal-frequency option, ``fit``
+  raises "currently not implemented");
 * it scores by **BIC** ``-2 log L + B log n`` (or AIC ``-2 log L + 2 B``), its
   docstring saying that BDeu "is currently not supported", with ``log L`` the
   log-likelihood of the binning's own fitted values;
 * a bin's value is the **frequency** ``m_b / N_b`` (the midpoint in an empty
-  bin), so outputs can be exactly 0 or 1;
+  bin), so a binning's values can be exactly 0 or 1;
 * it keeps only the binnings before an **"elbow"** of the sorted relative
   scores (see :func:`calipers.recalibration._bayesian_averaging.posterior_weights`),
   which with two nearly equal best binnings keeps only the best one;
