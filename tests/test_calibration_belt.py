@@ -253,3 +253,26 @@ def test_to_dict_is_json_ready():
     d = calibration_belt(p, y, grid=6).to_dict()
     json.dumps(d)
     assert set(d["deviations"]) == {"0.8", "0.95"}
+
+
+def test_without_newton_convergence_slsqp_gives_the_same_belt(monkeypatch):
+    p, x, y = _data(300, 9, lambda x: 0.3 + 0.8 * x)
+    newton = calibration_belt(p, y, grid=4)
+    solve = belt_module._extreme
+
+    def never_converges(*args):
+        g, mu, _ = solve(*args)
+        return g, mu, False
+
+    monkeypatch.setattr(belt_module, "_extreme", never_converges)
+    fallback = calibration_belt(p, y, grid=4)
+    np.testing.assert_allclose(fallback.lower, newton.lower, rtol=1e-5)
+    np.testing.assert_allclose(fallback.upper, newton.upper, rtol=1e-5)
+
+    class Failed:
+        success = False
+        x = np.array([0.0, 1.0])  # the bisector, not on the boundary of the region
+
+    monkeypatch.setattr(belt_module, "minimize", lambda *a, **k: Failed())
+    with pytest.raises(CalibrationInputError, match="did not converge"):
+        calibration_belt(p, y, grid=4)

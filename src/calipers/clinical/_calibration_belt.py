@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.polynomial import polynomial as npoly
 from scipy.integrate import quad
-from scipy.optimize import brentq
+from scipy.optimize import brentq, minimize
 from scipy.stats import chi2
 
 from ..validation import CalibrationInputError
@@ -428,14 +428,16 @@ def _extreme(
     target: float,
     start: np.ndarray,
     mu0: float,
-) -> tuple[np.ndarray, float]:
+) -> tuple[np.ndarray, float, bool]:
     """Maximise ``c . g`` subject to ``loglik(g) = target`` (Newton on the KKT system).
 
     Stationarity ``c + mu grad = 0`` with ``mu > 0`` and the constraint; the start is
-    the previous grid point's solution (or the quadratic approximation).
+    the previous grid point's solution (or the quadratic approximation). Returns the
+    solution, its multiplier and whether Newton's steps converged.
     """
     d = g0.shape[0]
     g, mu = start.copy(), mu0
+    converged = False
     for _ in range(60):
         ll, grad, H = model.eval(g)
         F = np.concatenate([c + mu * grad, [ll - target]])
@@ -453,9 +455,39 @@ def _extreme(
             scale *= 0.5
             g_new, mu_new = g + scale * delta[:d], mu + scale * float(delta[d])
         g, mu = g_new, mu_new
-        if np.max(np.abs(delta[:d])) <= 1e-10 * (1.0 + np.max(np.abs(g))):
+        if scale == 1.0 and np.max(np.abs(delta[:d])) <= 1e-10 * (1.0 + np.max(np.abs(g))):
+            converged = bool(np.all(np.isfinite(g)))
             break
-    return g, mu
+    return g, mu, converged
+
+
+def _extreme_slsqp(
+    model: _Poly, c: np.ndarray, target: float, g_fit: np.ndarray, risk: float
+) -> np.ndarray:
+    """The same optimum by SLSQP from the fit, when Newton's steps do not converge."""
+    cons = {
+        "type": "ineq",
+        "fun": lambda v: model.eval(v, hessian=False)[0] - target,
+        "jac": lambda v: model.eval(v, hessian=False)[1],
+    }
+    res = minimize(
+        lambda v: -float(c @ v),
+        g_fit,
+        jac=lambda v: -c,
+        constraints=[cons],
+        method="SLSQP",
+        options={"ftol": 1e-12, "maxiter": 1000},
+    )
+    ll, grad, _ = model.eval(np.asarray(res.x, dtype=np.float64), hessian=False)
+    # the optimum lies on the boundary, where the gradient points against c
+    cos = -float(grad @ c) / max(float(np.linalg.norm(grad) * np.linalg.norm(c)), 1e-300)
+    if abs(ll - target) > 1e-7 * max(1.0, abs(target)) or not cos > 1.0 - 1e-8:
+        raise CalibrationInputError(
+            f"the calibration belt at risk {risk:.6g} did not converge (the likelihood "
+            "region of the polynomial is too flat there); pass a smaller max_degree or "
+            "restrict the grid to the range of the data"
+        )
+    return np.asarray(res.x, dtype=np.float64)
 
 
 def calibration_belt(
@@ -598,9 +630,14 @@ def calibration_belt(
                     st, mu0 = g_fit + r * sc, 1.0 / r
                 else:
                     st, mu0 = prev, mu_prev
-                g_opt, mu = _extreme(expansion, g_fit, c, target, st, mu0)
-                if expansion.error_bound(g_opt) > _TOLERANCE:
-                    g_opt, mu = _extreme(model, g_fit, c, target, g_opt, mu)
+                g_opt, mu, ok = _extreme(expansion, g_fit, c, target, st, mu0)
+                if not ok or expansion.error_bound(g_opt) > _TOLERANCE:
+                    if ok:
+                        st, mu0 = g_opt, mu
+                    g_opt, mu, ok = _extreme(model, g_fit, c, target, st, mu0)
+                    if not ok:
+                        g_opt = _extreme_slsqp(model, c, target, g_fit, float(risks[j]))
+                        mu = 1.0 / r
                 prev, mu_prev = g_opt, mu
                 out[li, j] = 0.5 * (1.0 + np.tanh(0.5 * float(C[j] @ g_opt)))
     return CalibrationBelt(
