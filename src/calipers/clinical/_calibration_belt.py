@@ -559,9 +559,17 @@ def calibration_belt(
     largest absolute value, coefficients reported in the unscaled basis). Each end
     of the belt at a grid risk solves the optimum of a linear function over the
     likelihood region exactly (Newton's method on its Lagrange conditions, started
-    from the previous grid risk), with no quadratic approximation of the
-    log-likelihood; each iteration reads every row, so the belt costs a few
-    hundred passes over the data per level.
+    from the previous grid risk), with no quadratic (Wald) approximation of the
+    region. The log-likelihood there is evaluated through its expansion to ten
+    terms around the fit, whose coefficients are moments of the data computed in
+    one pass; a solution is kept only where a proven bound on the expansion's
+    error in value and gradient is below 1e-9, and is solved on every row
+    otherwise (small samples, wide belts). Where Newton's steps do not converge,
+    SLSQP from the fit takes over, and its answer is kept only on the boundary of
+    the region with the gradient against the direction; otherwise a
+    ``CalibrationInputError`` names the risk. The givitiR package solves each end
+    on every row with ``rootSolve::multiroot`` (tolerance 1e-2) and
+    ``alabama::constrOptim.nl``; both answer the same optimisation problem.
 
     Examples
     --------
