@@ -77,6 +77,16 @@ def test_binary_block_is_the_hierarchy_of_the_rows_probabilities() -> None:
     assert slope in section
     assert f"| ICI (mean absolute difference) | {h.index.ici:.3f} |" in section
     assert f"| C-statistic | {h.c_statistic:.3f} |" in section
+    for name, t, stat in (
+        (
+            f"Hosmer-Lemeshow chi-square ({int(h.hosmer_lemeshow.df)} df)",
+            h.hosmer_lemeshow,
+            "statistic",
+        ),
+        ("Spiegelhalter z", h.spiegelhalter, "z"),
+    ):
+        pv = "p < 0.001" if t.p_value < 0.001 else f"p = {t.p_value:.3f}"
+        assert f"| {name} | {getattr(t, stat):.3f} | {pv} |" in section
     # the overview line, in the short summary too (what calipers report --out prints)
     line = next(x for x in rep.to_summary().splitlines() if x.startswith("| m / uncalibrated"))
     assert f"{w.slope:.2f} [{w.slope_interval[0]:.2f}, {w.slope_interval[1]:.2f}]" in line

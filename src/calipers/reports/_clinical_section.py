@@ -191,6 +191,12 @@ def _p(v: Any) -> str:
     return "< 0.001" if v < 0.001 else f"{v:.3f}"
 
 
+def _p_is(v: Any) -> str:
+    """``"p = 0.206"``, or ``"p < 0.001"``."""
+    text = _p(v)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def _events(v: Any) -> str:
     v = float(v)
     return f"{v:.0f}" if v == round(v) else f"{v:.1f}"
@@ -259,7 +265,7 @@ def level_rows(h: Any) -> list[tuple[str, str, str, str]]:
                 "Tests",
                 f"Hosmer-Lemeshow chi-square ({int(hl.df)} df)",
                 _num(hl.statistic),
-                f"p = {_p(hl.p_value)}",
+                _p_is(hl.p_value),
             )
         )
     if sp is not None:
@@ -268,13 +274,11 @@ def level_rows(h: Any) -> list[tuple[str, str, str, str]]:
                 "" if hl is not None else "Tests",
                 "Spiegelhalter z",
                 _num(sp.z),
-                f"p = {_p(sp.p_value)}",
+                _p_is(sp.p_value),
             )
         )
     if belt is not None:
-        rows.append(
-            ("", f"calibration belt (degree {int(belt.degree)})", "", f"p = {_p(belt.p_value)}")
-        )
+        rows.append(("", f"calibration belt (degree {int(belt.degree)})", "", _p_is(belt.p_value)))
     rows += [
         ("Discrimination", "C-statistic", _num(h.c_statistic), ""),
         ("Overall", "Brier score", _num(h.brier, 4), ""),
