@@ -391,7 +391,7 @@ class _Loess:
 
 
 #: Neighbourhoods of up to this many rows are summed row by row, many points at once.
-_DIRECT_UP_TO = 50_000
+_DIRECT_UP_TO = 5_000
 
 #: Samples from which the loess sums go through blocks (below: row by row).
 _BLOCKED_FROM = 512
