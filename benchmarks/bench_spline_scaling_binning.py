@@ -90,15 +90,13 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     ap.add_argument("--large", action="store_true", help="also n = 10^6")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--skip", nargs="*", default=[], help="implementations not to run (prefix)")
+    ap.add_argument("--skip", nargs="*", default=[], help="names not to run (before any ' (')")
     args = ap.parse_args()
     sizes = list(args.sizes) + ([1_000_000] if args.large else [])
     for n in sizes:
         p, y = data(n, 0)
         pt, _ = data(n, 1)
-        fns = {
-            k: f for k, f in cases(p, y, pt).items() if not any(k.startswith(s) for s in args.skip)
-        }
+        fns = {k: f for k, f in cases(p, y, pt).items() if k.split(" (")[0] not in args.skip}
         rounds = 1 if n >= 10**6 else args.rounds
         times: dict[str, list[float]] = {k: [] for k in fns}
         preds: dict[str, np.ndarray] = {}

@@ -146,8 +146,11 @@ def test_files_clone_tensors_and_refusals() -> None:
     assert cp.ScalingBinning is ScalingBinning
     with pytest.raises(CalibrationInputError, match="sample_weight"):
         ScalingBinning().fit(p, y, sample_weight=np.ones(300))
-    with pytest.raises(CalibrationInputError, match="fewer bins"):
-        ScalingBinning(n_bins=200).fit(p, y)
+    many = ScalingBinning(n_bins=200).fit(p, y)  # 150 rows to bin: 150 bins, the rest empty
+    assert np.all(many.bin_edges_[0, 149:] == 1.0) and np.all(many.bin_edges_[0, :149] < 1)
+    assert np.unique(many.predict_proba(p)).size <= 150
+    with pytest.raises(CalibrationInputError, match="another split"):
+        ScalingBinning(split=0.001).fit(p, y)
     with pytest.raises(CalibrationInputError, match="split"):
         ScalingBinning(split=1.0).fit(p, y)
     torch = pytest.importorskip("torch")

@@ -63,9 +63,15 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 def equal_mass_edges(values: np.ndarray, n_bins: int) -> np.ndarray:
-    """The ``n_bins - 1`` inner boundaries of equal-mass bins of ``values`` (see step 2)."""
+    """The ``n_bins - 1`` inner boundaries of equal-mass bins of ``values`` (see step 2).
+
+    Fewer values than bins: one bin per value, the missing boundaries set to 1 (the
+    bins ``(1, 1]`` stay empty), as the authors' package uses as many bins as values.
+    """
     v = np.sort(values)
     n = v.shape[0]
+    if n < n_bins:
+        return np.concatenate((equal_mass_edges(values, n), np.ones(n_bins - n)))
     q, r = divmod(n, n_bins)
     sizes = np.full(n_bins, q)
     sizes[:r] += 1
@@ -112,8 +118,8 @@ class ScalingBinning(Recalibrator):
     Parameters
     ----------
     n_bins : int, default 10
-        Number of equal-mass bins of the scaled values (at least 2; the
-        second part must hold at least as many rows).
+        Number of equal-mass bins of the scaled values (at least 2; a second
+        part of fewer rows makes one bin per row, as the authors' package does).
     mode : {"marginal", "top_label"}, default "marginal"
         One map per class (binary: of P(y = 1)) or one of the top-label
         confidence.
@@ -222,11 +228,11 @@ class ScalingBinning(Recalibrator):
             S = np.ascontiguousarray(S[:, 1])
         n = S.shape[0]
         first, second = self.split_indices(n)
-        if first.size < 2 or second.size < B:
+        if first.size < 2 or second.size < 1:
             raise CalibrationInputError(
                 f"ScalingBinning: {n} calibration rows split into {first.size} for the Platt "
-                f"step and {second.size} for the bins; it needs at least 2 and n_bins = {B}: "
-                "pass more rows, fewer bins or another split"
+                f"step and {second.size} for the bins; it needs at least 2 and 1: pass more "
+                "rows or another split"
             )
         if self.mode == "top_label":
             if S.ndim == 1:
