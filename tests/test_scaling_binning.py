@@ -141,8 +141,6 @@ def test_files_clone_tensors_and_refusals() -> None:
     sb = ScalingBinning(n_bins=5).fit(p, y)
     back = load_recalibrator(sb.to_json())
     np.testing.assert_array_equal(back.predict_proba(p), sb.predict_proba(p))
-    sk = pytest.importorskip("sklearn.base")
-    assert sk.clone(sb).get_params() == sb.get_params()
     assert cp.ScalingBinning is ScalingBinning
     with pytest.raises(CalibrationInputError, match="sample_weight"):
         ScalingBinning().fit(p, y, sample_weight=np.ones(300))
@@ -153,6 +151,8 @@ def test_files_clone_tensors_and_refusals() -> None:
         ScalingBinning(split=0.001).fit(p, y)
     with pytest.raises(CalibrationInputError, match="split"):
         ScalingBinning(split=1.0).fit(p, y)
+    sk = pytest.importorskip("sklearn.base")
+    assert sk.clone(sb).get_params() == sb.get_params()
     torch = pytest.importorskip("torch")
     out = sb.predict_proba(torch.tensor(p))
     assert isinstance(out, torch.Tensor) and out.dtype == torch.float64

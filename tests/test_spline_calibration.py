@@ -183,11 +183,6 @@ def test_spline_files_clone_tensors_and_refusals() -> None:
     back = load_recalibrator(rc.to_json())
     np.testing.assert_array_equal(back.predict_proba(p), rc.predict_proba(p))
     assert json.loads(rc.to_json())["params"]["n_knots"] == 7
-    sklearn_base = pytest.importorskip("sklearn.base")
-    assert sklearn_base.clone(rc).get_params() == rc.get_params()
-    torch = pytest.importorskip("torch")
-    out = rc.predict_proba(torch.tensor(p, dtype=torch.float32))
-    assert isinstance(out, torch.Tensor) and out.dtype == torch.float32
     assert cp.SplineCalibration is SplineCalibration
     with pytest.raises(CalibrationInputError, match="at least 3 distinct scores"):
         SplineCalibration().fit(np.array([0.2, 0.7] * 20), np.array([0, 1] * 20))
@@ -197,6 +192,11 @@ def test_spline_files_clone_tensors_and_refusals() -> None:
         SplineCalibration().fit(np.array([0.1, 0.2, 0.3, 0.6]), np.array([0, 0, 1, 1]))
     with pytest.raises(CalibrationInputError, match="n_knots"):
         SplineCalibration(n_knots=2).fit(p, y)
+    sklearn_base = pytest.importorskip("sklearn.base")
+    assert sklearn_base.clone(rc).get_params() == rc.get_params()
+    torch = pytest.importorskip("torch")
+    out = rc.predict_proba(torch.tensor(p, dtype=torch.float32))
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float32
 
 
 # ----------------------------------------------------------------------------- the oracle
