@@ -424,3 +424,16 @@ def test_hierarchy_carries_the_tests_and_the_belt_on_request():
     assert "Hosmer-Lemeshow test (8 risk groups)" not in text  # the default 10 here
     assert "Calibration belt (degree" in text and "Spiegelhalter z test" in text
     json.dumps(hb.to_dict())
+
+
+def test_weights_are_repeated_rows_throughout_the_hierarchy():
+    p, y = overfitted(400, seed=24, slope=0.8)
+    p = np.round(p, 2)  # ties too
+    w = np.random.default_rng(25).integers(1, 4, 400)
+    a = calibration_hierarchy(p, y, sample_weight=w)
+    b = calibration_hierarchy(np.repeat(p, w), np.repeat(y, w))
+    assert a.c_statistic == pytest.approx(b.c_statistic, abs=1e-12)
+    assert a.brier == pytest.approx(b.brier, abs=1e-12)
+    assert a.weak.slope == pytest.approx(b.weak.slope, abs=1e-9)
+    assert a.weak.slope_se == pytest.approx(b.weak.slope_se, abs=1e-9)
+    assert a.in_the_large.oe_interval == pytest.approx(b.in_the_large.oe_interval)

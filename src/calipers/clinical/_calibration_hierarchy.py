@@ -210,18 +210,27 @@ def _c_statistic(
     p: np.ndarray, y: np.ndarray, w: np.ndarray | None, order: np.ndarray | None = None
 ) -> float:
     """AUC, ties counted one half, O(n log n) (``order``: an argsort of ``p``)."""
-    ww = np.ones_like(p) if w is None else w
     if order is None:
         order = np.argsort(p)
-    ps, ys, ws = p[order], y[order], ww[order]
-    pos = ws * ys
-    neg = ws * (1 - ys)
-    # tie groups of equal risk
-    starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]])
-    pos_g = np.add.reduceat(pos, starts)
-    neg_g = np.add.reduceat(neg, starts)
-    neg_below = np.cumsum(neg_g) - neg_g
-    num = float(np.dot(pos_g, neg_below) + 0.5 * np.dot(pos_g, neg_g))
+    return _c_statistic_sorted(p[order], y[order], None if w is None else w[order])
+
+
+def _c_statistic_sorted(ps: np.ndarray, ys: np.ndarray, ws: np.ndarray | None) -> float:
+    """AUC of risks ``ps`` sorted in increasing order, outcomes and weights in that order."""
+    pos = ys if ws is None else ws * ys
+    neg = (1.0 - ys) if ws is None else ws - pos
+    new = np.empty(ps.shape[0], dtype=bool)  # first row of each tie group of equal risk
+    new[0] = True
+    np.not_equal(ps[1:], ps[:-1], out=new[1:])
+    if new.all():  # no ties: the events' share of non-events below them
+        neg_below = np.cumsum(neg) - neg
+        num = float(np.dot(pos, neg_below))
+    else:
+        starts = np.flatnonzero(new)
+        pos_g = np.add.reduceat(pos, starts)
+        neg_g = np.add.reduceat(neg, starts)
+        neg_below = np.cumsum(neg_g) - neg_g
+        num = float(np.dot(pos_g, neg_below) + 0.5 * np.dot(pos_g, neg_g))
     den = float(pos.sum() * neg.sum())
     return num / den if den > 0 else math.nan
 
@@ -241,6 +250,10 @@ def _hierarchy(
     order = np.argsort(p)  # one sort for the curve and the c-statistic
     fc, fitter = _curve(p, y, w, method, span, degree, n_knots, 200, confidence, order)
     index = _index_from(p, w, fc, fitter)
+    if fitter is not None:  # the loess fitter holds the rows sorted by risk
+        auc = _c_statistic_sorted(fitter.x, fitter.y, None if w is None else fitter.w)
+    else:
+        auc = _c_statistic(p, y, w, order)
     hl = _hosmer_lemeshow(p, y, w, n_groups)
     sp = _spiegelhalter(p, y, w)
     bt = None
@@ -257,7 +270,7 @@ def _hierarchy(
         index=index,
         hosmer_lemeshow=hl,
         spiegelhalter=sp,
-        c_statistic=_c_statistic(p, y, w, order),
+        c_statistic=auc,
         brier=brier,
         belt=bt,
     )
