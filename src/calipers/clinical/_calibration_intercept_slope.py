@@ -71,13 +71,16 @@ def _newton(
     Newton's method from the identity (``a = 0``; ``c = 0, b = 1``); a step longer than
     1 in any coefficient is halved until the likelihood increases (near the optimum
     the full Newton step of this concave likelihood is taken without the check), and
-    the iteration stops when every coefficient moves by less than ``1e-12`` (relative).
+    the iteration stops after a step below ``1e-8`` (relative) in every coefficient:
+    Newton's quadratic convergence leaves an error of the order of its square. The
+    information is the one that step was computed from.
     """
     k = 2 if with_slope else 1
     beta = np.array([0.0, 1.0]) if with_slope else np.array([0.0])
     eta = lp.copy()
     f = math.nan
     H = np.eye(k)
+    converged = False
     for _ in range(200):
         mu = expit(eta)
         r = y - mu
@@ -114,17 +117,19 @@ def _newton(
         beta = beta + step
         eta = beta[0] + beta[1] * lp if with_slope else beta[0] + lp
         f = math.nan
-        if float(np.max(np.abs(step))) <= 1e-12 * max(1.0, float(np.max(np.abs(beta)))):
+        if float(np.max(np.abs(step))) <= 1e-8 * max(1.0, float(np.max(np.abs(beta)))):
+            converged = True
             break
-    mu = expit(eta)
-    v = mu * (1.0 - mu)
-    if w is not None:
-        v *= w
-    if with_slope:
-        vl = v * lp
-        H = np.array([[v.sum(), vl.sum()], [vl.sum(), np.dot(vl, lp)]])
-    else:
-        H = np.array([[v.sum()]])
+    if not converged:
+        mu = expit(eta)
+        v = mu * (1.0 - mu)
+        if w is not None:
+            v *= w
+        if with_slope:
+            vl = v * lp
+            H = np.array([[v.sum(), vl.sum()], [vl.sum(), np.dot(vl, lp)]])
+        else:
+            H = np.array([[v.sum()]])
     try:
         cov = np.linalg.inv(H)
     except np.linalg.LinAlgError:
@@ -205,8 +210,9 @@ def calibration_intercept_slope(
 
     Notes
     -----
-    Both models are fitted by Newton's method with step halving to a relative step
-    below 1e-12 (they agree with a statsmodels ``GLM(family=Binomial())`` to 1e-8).
+    Both models are fitted by Newton's method with step halving, to a last step below
+    1e-8 (relative); they agree with a statsmodels ``GLM(family=Binomial())`` to 1e-8
+    (tested; about 1e-14 in practice).
 
     Examples
     --------
