@@ -428,3 +428,35 @@ def test_audit_and_worst_group_refusals() -> None:
         worst_group(p, y, groups=g, n_null=0)
     with pytest.raises(CalibrationInputError, match="one value per row"):
         worst_group(p, y, groups=g[:50])
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def test_integer_weights_equal_repeated_rows() -> None:
+    rng = np.random.default_rng(21)
+    n = 300
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    g = rng.integers(0, 2, n)
+    k = rng.integers(0, 3, n)  # weight 0 drops a row
+    rep = np.repeat(np.arange(n), k)
+    a = calibration_by_group(p, y, groups=g, sample_weight=k, n_resamples=0, n_null=0, min_size=1)
+    b = calibration_by_group(p[rep], y[rep], groups=g[rep], n_resamples=0, n_null=0, min_size=1)
+    for s, t in zip(a.groups, b.groups, strict=True):
+        assert s.error == pytest.approx(t.error, rel=1e-12)
+        assert s.weight == t.n and s.events == t.events
+    ma = multicalibration_audit(p, y, groups=g, sample_weight=k, n_null=5)
+    mb = multicalibration_audit(p[rep], y[rep], groups=g[rep], n_null=5)
+    assert ma.violation == pytest.approx(mb.violation, rel=1e-12) and ma.group == mb.group
+
+
+def test_torch_tensors_give_the_numpy_numbers() -> None:
+    torch = pytest.importorskip("torch")
+    p, y, _ = _binary(n=200)
+    g = np.random.default_rng(1).integers(0, 2, 200)
+    a = calibration_by_group(p, y, groups=g, n_resamples=50, n_null=50)
+    b = calibration_by_group(
+        torch.tensor(p), torch.tensor(y), groups=torch.tensor(g), n_resamples=50, n_null=50
+    )
+    assert a == b
