@@ -437,3 +437,27 @@ def test_weights_are_repeated_rows_throughout_the_hierarchy():
     assert a.weak.slope == pytest.approx(b.weak.slope, abs=1e-9)
     assert a.weak.slope_se == pytest.approx(b.weak.slope_se, abs=1e-9)
     assert a.in_the_large.oe_interval == pytest.approx(b.in_the_large.oe_interval)
+
+
+def test_summary_says_when_the_hosmer_lemeshow_p_value_rests_on_sparse_groups():
+    # rare events: the lowest risk groups expect well under 5 events, and one event in a
+    # group of risks near 1e-4 makes the chi-square statistic huge
+    rng = np.random.default_rng(20)
+    p = 1.0 / (1.0 + np.exp(-rng.normal(-6.0, 2.5, 600)))
+    y = (rng.random(600) < p).astype(float)
+    y[np.argmin(p)] = 1.0
+    h = calibration_hierarchy(p, y)
+    hl = h.hosmer_lemeshow
+    # the count of sparse groups, recomputed from the groups' own risks
+    sparse = 0
+    for lo, hi in zip(hl.breaks[:-1], hl.breaks[1:], strict=True):
+        in_group = (p > lo) & (p <= hi) if lo > hl.breaks[0] else (p >= lo) & (p <= hi)
+        e1 = p[in_group].sum()
+        sparse += int(in_group.any() and (e1 < 5 or in_group.sum() - e1 < 5))
+    assert sparse > 0
+    line = next(s for s in h.summary() if s.startswith("Hosmer-Lemeshow"))
+    assert f"{sparse} of the {hl.group_sizes.size} groups expect fewer than 5" in line
+    # moderate risks and enough rows: every group expects 5 or more of each, no caveat
+    p, y = overfitted(4000, seed=21, slope=1.0)
+    line = next(s for s in calibration_hierarchy(p, y).summary() if s.startswith("Hosmer"))
+    assert "fewer than 5" not in line

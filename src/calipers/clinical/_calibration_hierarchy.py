@@ -175,9 +175,21 @@ def _summary(h: CalibrationHierarchy) -> list[str]:
             else "no evidence of a difference between risk groups (a test of low power in "
             "small samples, and one that flags trivial differences in large ones)"
         )
+        # the chi-square reference needs expected counts of about 5 or more in every
+        # group (Hosmer & Lemeshow 1980); a group of tiny risks with one event makes the
+        # statistic huge, so the sentence says when the p-value rests on such groups
+        expected_non_events = hl.group_sizes - hl.expected_events
+        sparse = int(np.sum((hl.expected_events < 5) | (expected_non_events < 5)))
+        caveat = (
+            f" ({sparse} of the {hl.group_sizes.size} groups expect fewer than 5 events or "
+            "non-events, so the chi-square p-value is only approximate there: read the "
+            "Spiegelhalter test and the calibration curve beside it)"
+            if sparse
+            else ""
+        )
         lines.append(
             f"Hosmer-Lemeshow test ({hl.n_groups} risk groups): chi-square "
-            f"{_fmt(hl.statistic)} on {hl.df} df, p {_p(hl.p_value)}: {reading}."
+            f"{_fmt(hl.statistic)} on {hl.df} df, p {_p(hl.p_value)}: {reading}{caveat}."
         )
     sp = h.spiegelhalter
     if sp is not None:
