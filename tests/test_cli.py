@@ -697,7 +697,10 @@ def test_readme_counts_the_recalibration_methods() -> None:
         RegressionRecalibrator,
     )
 
-    words = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    words = (
+        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+        " fifteen sixteen seventeen eighteen nineteen twenty"
+    )
     number = {w: i + 1 for i, w in enumerate(words.split())}
     text = " ".join((ROOT / "README.md").read_text().split())
     m = re.search(r"\((\w+) classification and (\w+) regression methods", text)
