@@ -460,3 +460,22 @@ def test_torch_tensors_give_the_numpy_numbers() -> None:
         torch.tensor(p), torch.tensor(y), groups=torch.tensor(g), n_resamples=50, n_null=50
     )
     assert a == b
+
+
+def test_str_is_one_line_per_group_with_the_numbers_and_the_reading():
+    from calipers.subgroups import calibration_by_group
+
+    rng = np.random.default_rng(31)
+    p = rng.uniform(0.05, 0.95, 600)
+    y = (rng.random(600) < p).astype(int)
+    y[:300] = (rng.random(300) < p[:300] ** 2).astype(int)  # group "a" over-predicted
+    g = np.where(np.arange(600) < 300, "a", "b")
+    r = calibration_by_group(p, y, groups=g, n_null=200, n_resamples=100)
+    lines = str(r).splitlines()
+    assert len(lines) == 1 + 3  # heading, a, b, all
+    for line, stats in zip(lines[1:], (r["a"], r["b"], r.overall), strict=True):
+        assert line.startswith(f"  {stats.group} (n = {stats.n}): {stats.error:.4g} [")
+        assert line.endswith(
+            "exceeds the noise" if stats.error > stats.null_q95 else "within the noise"
+        )
+    assert lines[1].endswith("exceeds the noise")

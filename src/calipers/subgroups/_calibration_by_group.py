@@ -198,6 +198,23 @@ class SubgroupCalibration:
                 return g
         raise KeyError(group)
 
+    def __str__(self) -> str:
+        """One line per group (then ``all``): the error, its interval and the noise level."""
+        pct = round(100 * self.confidence_level)
+        lines = [
+            f"{self.metric} per group ({pct} % bootstrap interval; noise: a calibrated "
+            "model with these predictions at the group's size)"
+        ]
+        for g in (*self.groups, self.overall):
+            reading = "exceeds the noise" if g.exceeds_noise else "within the noise"
+            lines.append(
+                f"  {g.group} (n = {g.n}): {g.error:.4g} [{g.ci_low:.4g}, {g.ci_high:.4g}]; "
+                f"noise mean {g.null_mean:.4g}, 95th percentile {g.null_q95:.4g}: {reading}"
+            )
+        for name, size in self.skipped:
+            lines.append(f"  {name} (n = {size}): skipped, fewer rows than min_size")
+        return "\n".join(lines)
+
     def table(self, as_frame: bool | None = None) -> Any:
         """One row per group (``overall`` last, as group ``"all"``).
 
