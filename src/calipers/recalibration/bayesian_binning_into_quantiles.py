@@ -65,7 +65,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy.special import gammaln
 
 from ..estimators.binning import equal_width_edges
 from ._bayesian_averaging import bin_count_range, log_likelihood, one_vs_rest, posterior_weights
@@ -79,6 +78,8 @@ __all__ = ["BayesianBinningIntoQuantiles"]
 
 def _bdeu_log(pos: np.ndarray, tot: np.ndarray, mid: np.ndarray, strength: float) -> float:
     """Log BDeu marginal likelihood of one binning (bins: positives, totals, midpoints)."""
+    from scipy.special import gammaln  # lazy: ``import calipers`` loads no scipy.special
+
     B = len(tot)
     s = strength / B
     a = s * mid
