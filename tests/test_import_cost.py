@@ -50,3 +50,34 @@ def test_import_does_not_pull_heavy_modules() -> None:
     heavy, path = out.stdout.split("\n")[:2]
     assert Path(path).resolve() == Path(calipers.__file__).resolve()
     assert heavy == ""
+
+
+def test_clinical_and_subgroups_load_on_first_use() -> None:
+    # ``cp.clinical`` and ``cp.subgroups`` work after ``import calipers as cp`` (as
+    # ``cp.regression`` does); ``import calipers`` loads neither calipers.clinical nor
+    # SciPy's statistics (calipers.subgroups, light, comes with calipers.diagrams)
+    code = (
+        "import sys, calipers as cp\n"
+        "before = [m for m in ('calipers.clinical', 'scipy.stats')"
+        " if m in sys.modules]\n"
+        "import calipers.clinical, calipers.subgroups\n"
+        "same = cp.clinical is sys.modules['calipers.clinical'] and "
+        "cp.subgroups.calibration_by_group is calipers.subgroups.calibration_by_group\n"
+        "try:\n"
+        "    cp.no_such_package\n"
+        "    missing = 'no error'\n"
+        "except AttributeError as e:\n"
+        "    missing = str(e)\n"
+        "print(before, same, missing)\n"
+    )
+    here = str(Path(calipers.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=env,
+    )
+    assert out.stdout.strip() == "[] True module 'calipers' has no attribute 'no_such_package'"

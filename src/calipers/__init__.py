@@ -310,3 +310,16 @@ __all__ = [
     "Predictions",
     "CalibrationInputError",
 ]
+
+#: Packages loaded on first use as ``calipers.<name>`` (they import SciPy's statistics,
+#: which ``import calipers`` does not load): ``cp.clinical.calibration_hierarchy(...)``
+#: works after ``import calipers as cp`` as ``cp.regression`` does.
+_LAZY_PACKAGES = ("clinical", "subgroups")
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_PACKAGES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
