@@ -17,6 +17,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import diagrams, regression
 from .diagrams import (
     calibration_sharpness_diagram,
@@ -313,13 +315,17 @@ __all__ = [
 
 #: Packages loaded on first use as ``calipers.<name>`` (they import SciPy's statistics,
 #: which ``import calipers`` does not load): ``cp.clinical.calibration_hierarchy(...)``
-#: works after ``import calipers as cp`` as ``cp.regression`` does.
+#: works after ``import calipers as cp`` as ``cp.regression`` does. Type checkers see
+#: them as plain submodules, and a misspelt attribute of ``calipers`` stays an error.
 _LAZY_PACKAGES = ("clinical", "subgroups")
 
+if TYPE_CHECKING:
+    from . import clinical, subgroups  # noqa: F401
+else:
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY_PACKAGES:
-        import importlib
+    def __getattr__(name: str) -> object:
+        if name in _LAZY_PACKAGES:
+            import importlib
 
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
