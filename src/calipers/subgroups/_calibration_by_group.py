@@ -11,7 +11,7 @@ over-read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -105,44 +105,14 @@ class GroupStatistics:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values (JSON-ready; NaN stays NaN)."""
-        d: dict[str, Any] = {
-            k: getattr(self, k)
-            for k in (
-                "group",
-                "n",
-                "weight",
-                "events",
-                "mean_predicted",
-                "observed_rate",
-                "error",
-                "ci_low",
-                "ci_high",
-                "null_mean",
-                "null_q95",
-                "p_value",
-            )
-        }
+        d: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         g = d["group"]
         d["group"] = g.item() if isinstance(g, np.generic) else g
         d["exceeds_noise"] = self.exceeds_noise
         return d
 
 
-_COLUMNS = (
-    "group",
-    "n",
-    "weight",
-    "events",
-    "mean_predicted",
-    "observed_rate",
-    "error",
-    "ci_low",
-    "ci_high",
-    "null_mean",
-    "null_q95",
-    "p_value",
-    "exceeds_noise",
-)
+_COLUMNS = (*(f.name for f in fields(GroupStatistics)), "exceeds_noise")
 
 
 @dataclass(frozen=True)
@@ -222,10 +192,10 @@ class SubgroupCalibration:
         installed), else a NumPy record array; the columns are the fields of
         :class:`GroupStatistics` and ``exceeds_noise``.
         """
-        rows = [*self.groups, self.overall]
+        rows = [r.to_dict() for r in (*self.groups, self.overall)]
         cols: dict[str, Any] = {}
         for c in _COLUMNS:
-            vals = [r.to_dict()[c] for r in rows]
+            vals = [r[c] for r in rows]
             cols[c] = np.array(vals, dtype=object) if c == "group" else np.array(vals)
         return frame_or_records(cols, as_frame)
 
